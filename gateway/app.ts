@@ -1,0 +1,45 @@
+/**
+ * The Elysia gateway: request context, the one error handler, then one route
+ * module per resource group. `app.handle(request)` serves tests in process;
+ * `app.listen` serves the network.
+ */
+import { Elysia } from 'elysia'
+import type { GatewayDeps } from './context'
+import { buildOpenApi } from './openapi'
+import { errorHandler } from './plugins/errors'
+import { requestContext } from './plugins/request-context'
+import { RouteTable } from './route-table'
+import { accountRoutes } from './routes/accounts'
+import { auditLogRoutes } from './routes/audit-logs'
+import { extensionRoutes } from './routes/extensions'
+import { locationRoutes } from './routes/locations'
+import { meRoutes } from './routes/me'
+import { operatorRoutes } from './routes/operator'
+import { sessionRoutes } from './routes/sessions'
+import { userRoutes } from './routes/users'
+
+export function createApp(deps: GatewayDeps) {
+  const table = new RouteTable()
+  const base = requestContext(deps, table)
+  const app = new Elysia({ normalize: false })
+    .use(errorHandler(deps, table))
+    .use(base)
+    .use(operatorRoutes(deps))
+    .use(accountRoutes(deps, base))
+    .use(sessionRoutes(deps, base))
+    .use(userRoutes(deps, base))
+    .use(extensionRoutes(deps, base))
+    .use(locationRoutes(deps, base))
+    .use(meRoutes(deps, base))
+    .use(auditLogRoutes(deps, base))
+
+  let openapi: string | undefined
+  app.get('/v1/openapi.json', ({ set }) => {
+    set.headers['content-type'] = 'application/json'
+    return (openapi ??= JSON.stringify(buildOpenApi(app, deps.config.baseUrl)))
+  })
+  table.load(app)
+  return app
+}
+
+export type App = ReturnType<typeof createApp>

@@ -1,0 +1,42 @@
+/**
+ * `op(...)` declares an operation once: its operationId (as in the spec), who may
+ * call it, its success schema and the errors it can return. The same declaration
+ * drives authentication (route table) and the OpenAPI document.
+ */
+import type { TSchema } from '@sinclair/typebox'
+import type { Capability } from '../src/services/principal'
+import type { AuthRule } from './plugins/auth'
+
+export interface OpDoc {
+  summary: string
+  tag: string
+  auth: AuthRule
+  response?: TSchema
+  /** HTTP status of success when not 200. */
+  status?: number
+  /** Extra error statuses with the stable codes they carry (400/401/403/429/500 are implied). */
+  errors?: Record<number, string[]>
+  description?: string
+}
+
+export function op(operationId: string, d: OpDoc) {
+  return {
+    operationId,
+    summary: d.summary,
+    tags: [d.tag],
+    ...(d.description ? { description: d.description } : {}),
+    'x-auth': d.auth,
+    'x-success-status': d.status ?? 200,
+    'x-success-schema': d.response,
+    'x-errors': d.errors ?? {},
+  } as Record<string, unknown> & { operationId: string }
+}
+
+/** Secret key with no account header. */
+export const platformLevel = (...sessions: Capability[]): AuthRule => ({ keys: 'platform', sessions })
+/** Secret key with Service-Account, or an account session with one of these components. */
+export const accountLevel = (...sessions: Capability[]): AuthRule => ({ keys: 'account', sessions })
+/** A platform-level route about one account (`/v1/accounts/{account_id}/...`) that that account's sessions may reach. */
+export const aboutAccount = (...sessions: Capability[]): AuthRule => ({ keys: 'platform', sessions, accountParam: 'account_id' })
+/** User tokens only. */
+export const userLevel = (): AuthRule => ({ keys: 'none', sessions: [], user: true })

@@ -1,0 +1,153 @@
+/**
+ * The OpenAPI 3.1 document of /v1, generated from the very schemas that validate
+ * requests (Elysia's route table) plus what each route's `op(...)` declared:
+ * credentials, the account header, Idempotency-Key, success and error responses.
+ */
+import type { AnyElysia } from 'elysia'
+import { toOpenAPISchema } from '@elysiajs/openapi'
+import { ErrorBody } from '../src/schemas/common'
+import { STABLE_CODES } from '../src/errors'
+import type { AuthRule } from './plugins/auth'
+
+const ERROR_REF = { $ref: '#/components/schemas/Error' }
+
+const statusText: Record<number, string> = {
+  400: 'Malformed request or validation failure',
+  401: 'Missing or invalid credentials',
+  403: 'No access (other platform, other mode, missing capability, credential kind not allowed)',
+  404: 'Resource absent from the account',
+  409: 'Conflict',
+  422: 'Well-formed but semantically wrong',
+  429: 'Rate limit exceeded; Retry-After gives the wait in seconds',
+  500: 'Server error; safe to retry with backoff',
+}
+
+function errorResponse(status: number, codes: string[]) {
+  const list = [...new Set(codes)]
+  return {
+    description: `${statusText[status] ?? 'Error'}${list.length ? `. Codes: ${list.join(', ')}` : ''}`,
+    content: { 'application/json': { schema: ERROR_REF } },
+    ...(status === 429 ? { headers: { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer' } } } } : {}),
+  }
+}
+
+/** Strips TypeBox's symbol keys and marks that are not JSON Schema. */
+const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema, (k, v) => (k === '$id' ? undefined : v)))
+
+function credentialsText(rule: AuthRule): string {
+  const who: string[] = []
+  if (rule.keys === 'platform') who.push('platform secret key')
+  if (rule.keys === 'account') who.push('platform secret key with the Service-Account header')
+  if (rule.sessions.length) who.push(`account session with component ${rule.sessions.join(' or ')}`)
+  if (rule.user) who.push('user token')
+  return `Credentials: ${who.join('; ')}.`
+}
+
+export function buildOpenApi(app: AnyElysia, baseUrl: string) {
+  const generated = toOpenAPISchema(app, { paths: [/^(?!\/v1\/)/] }, undefined, undefined, '3.1.0')
+  const paths = generated.paths as Record<string, Record<string, any>>
+  for (const [path, item] of Object.entries(paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      const rule: AuthRule | undefined = operation['x-auth']
+      const success = operation['x-success-schema']
+      const successStatus = String(operation['x-success-status'] ?? 200)
+      const extra: Record<string, string[]> = operation['x-errors'] ?? {}
+      delete operation['x-auth']
+      delete operation['x-success-schema']
+      delete operation['x-success-status']
+      delete operation['x-errors']
+      if (!rule) continue
+      operation.security = [{ bearerAuth: [] }]
+      operation.description = [operation.description, credentialsText(rule)].filter(Boolean).join('\n\n')
+      const parameters: any[] = (operation.parameters ?? []).filter((p: any) => !(p.in === 'query' && p.name === 'expand[]' && p.schema === undefined))
+      for (const p of parameters) {
+        if (p.in === 'query' && p.name === 'expand[]') {
+          p.style = 'form'
+          p.explode = true
+        }
+      }
+      if (rule.keys === 'account') {
+        parameters.push({
+          name: 'Service-Account',
+          in: 'header',
+          required: false,
+          description: 'Account ID; required with a platform secret key, not needed with an account session or user token',
+          schema: { type: 'string', maxLength: 255 },
+        })
+      }
+      if (method === 'post' || method === 'delete' || method === 'put') {
+        parameters.push({
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          description: 'Makes retries safe for 24 hours: the same key and request replay the first response',
+          schema: { type: 'string', minLength: 1, maxLength: 255 },
+        })
+      }
+      operation.parameters = parameters
+      const responses: Record<string, unknown> = {}
+      const isList = operation.operationId?.startsWith('list')
+      const successSchema = success
+        ? isList
+          ? {
+              type: 'object',
+              required: ['object', 'url', 'next_page_url', 'previous_page_url', 'data'],
+              properties: {
+                object: { const: 'list', type: 'string' },
+                url: { type: 'string' },
+                next_page_url: { type: ['string', 'null'] },
+                previous_page_url: { type: ['string', 'null'] },
+                data: { type: 'array', items: plain(success) },
+              },
+            }
+          : plain(success)
+        : undefined
+      responses[successStatus] = {
+        description: successStatus === '202' ? 'Accepted' : 'Success',
+        ...(successSchema ? { content: { 'application/json': { schema: successSchema } } } : {}),
+      }
+      const codes: Record<number, string[]> = {
+        400: ['validation_error', 'invalid_json', ...(isList ? ['invalid_pagination'] : []), ...(rule.keys === 'account' ? ['account_header_required'] : [])],
+        401: ['unauthorized', 'session_expired'],
+        403: ['forbidden', 'account_forbidden', 'account_mode_mismatch', ...(rule.sessions.length ? ['missing_capability'] : [])],
+        429: ['rate_limited'],
+        500: ['internal_error'],
+      }
+      if (method === 'post' || method === 'delete') {
+        codes[409] = ['idempotency_key_in_use']
+        codes[422] = ['idempotency_key_reused']
+      }
+      for (const [status, list] of Object.entries(extra)) codes[Number(status)] = [...(codes[Number(status)] ?? []), ...list]
+      for (const status of Object.keys(codes).map(Number).sort()) responses[String(status)] = errorResponse(status, codes[status]!)
+      operation.responses = responses
+    }
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Business Voice Service API',
+      version: '1.0.0',
+      description:
+        'Business voice for software platforms. Errors are `{error, code?, details?}`; stable codes: ' +
+        Object.entries(STABLE_CODES)
+          .map(([code, c]) => `${code} (${c.status})`)
+          .join(', ') +
+        '.',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    servers: [{ url: baseUrl }],
+    security: [{ bearerAuth: [] }],
+    tags: [...new Set(Object.values(paths).flatMap((item) => Object.values(item).flatMap((o: any) => o.tags ?? [])))].map((name) => ({ name, description: `${name} operations` })),
+    paths,
+    components: {
+      schemas: { ...(generated.components?.schemas ?? {}), Error: plain(ErrorBody) },
+      securitySchemes: {
+        bearerAuth: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'A platform secret key (sk_test_… or sk_live_…), an account session client_secret, or a user token.',
+        },
+      },
+    },
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * The one way a route changes anything. `mutate` runs the work in a transaction
+ * together with its audit record and, when the request carries an
+ * Idempotency-Key, the replayable response; a retry replays that response.
+ */
+import { ApiError } from '../../src/errors'
+import type { Db } from '../../src/db/client'
+import { recordAudit } from '../../src/services/audit'
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  releaseIdempotencyKey,
+  requestHash,
+} from '../../src/services/idempotency'
+import type { Principal } from '../../src/services/principal'
+import type { GatewayDeps } from '../context'
+
+export interface MutationResult {
+  /** The resource the mutation acted on, for the audit log. */
+  resource: string | null
+  /** The account the mutation belongs to, when the route has none in its context (account creation). */
+  accountId?: string | null
+  body: unknown
+  status?: number
+}
+
+export interface RequestFacts {
+  requestId: string
+  ip: string | null
+  method: string
+  path: string
+  operationId: string
+  principal: Principal
+  accountId: string | null
+  idempotencyKey: string | undefined
+  body: unknown
+}
+
+export const IDEMPOTENCY_KEY_MAX = 255
+
+/** Errors whose failed attempt mutate() has already written to the audit log. */
+export const auditedErrors = new WeakSet<object>()
+
+const credentialOf = (p: Principal) => p.kind
+
+export function jsonResponse(status: number, body: string, requestId: string, extra: Record<string, string> = {}) {
+  return new Response(body, { status, headers: { 'content-type': 'application/json', 'x-request-id': requestId, ...extra } })
+}
+
+/** Who holds an Idempotency-Key namespace: the platform for keys, the account or user for tokens. */
+function idempotencyScope(p: Principal): string {
+  if (p.kind === 'secret_key') return `platform:${p.platformId}:${p.mode}`
+  if (p.kind === 'account_session') return `account:${p.accountId}`
+  return `user:${p.userId}`
+}
+
+export function createMutator(deps: GatewayDeps) {
+  const audit = (db: Db, f: RequestFacts, outcome: 'success' | 'failure', status: number, resource: string | null, accountId: string | null) =>
+    recordAudit(db, {
+      platformId: f.principal.platformId,
+      accountId,
+      actor: f.principal.actor,
+      credential: credentialOf(f.principal),
+      event: f.operationId,
+      resource,
+      outcome,
+      statusCode: status,
+      ipAddress: f.ip,
+      requestId: f.requestId,
+      createdAt: deps.clock.now(),
+    })
+
+  async function mutate(f: RequestFacts, work: (tx: Db) => Promise<MutationResult>): Promise<Response> {
+    const scope = idempotencyScope(f.principal)
+    const key = f.idempotencyKey
+    if (key !== undefined) {
+      const hash = requestHash([f.method, f.path, f.accountId ?? '', JSON.stringify(f.body ?? null)])
+      const claim = await claimIdempotencyKey(deps.db, deps.clock, scope, key, hash)
+      if (claim.kind === 'replay') return jsonResponse(claim.status, claim.body, f.requestId, { 'idempotent-replayed': 'true' })
+    }
+    try {
+      return await deps.db.transaction(async (tx) => {
+        const result = await work(tx)
+        const status = result.status ?? 200
+        const body = JSON.stringify(result.body)
+        await audit(tx, f, 'success', status, result.resource, result.accountId !== undefined ? result.accountId : f.accountId)
+        if (key !== undefined) await completeIdempotencyKey(tx, scope, key, status, body)
+        return jsonResponse(status, body, f.requestId)
+      })
+    } catch (e) {
+      // The work rolled back. Record the failed attempt; a client error is the
+      // request's answer and is replayed, anything else frees the key for a retry.
+      const status = e instanceof ApiError ? e.status : 500
+      await audit(deps.db, f, 'failure', status, null, f.accountId).catch((err) => deps.log.error({ err }, 'audit write failed'))
+      if (key !== undefined) {
+        if (e instanceof ApiError && status < 500) {
+          await completeIdempotencyKey(deps.db, scope, key, status, JSON.stringify(e.toBody())).catch(() => releaseIdempotencyKey(deps.db, scope, key))
+        } else {
+          await releaseIdempotencyKey(deps.db, scope, key).catch(() => {})
+        }
+      }
+      if (typeof e === 'object' && e !== null) auditedErrors.add(e)
+      throw e
+    }
+  }
+
+  /** Records a mutation refused before its handler ran (validation, permission). */
+  const refused = (f: Omit<RequestFacts, 'body' | 'idempotencyKey'>, status: number) =>
+    audit(deps.db, { ...f, body: null, idempotencyKey: undefined }, 'failure', status, null, f.accountId)
+
+  return { mutate, refused }
+}

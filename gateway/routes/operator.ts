@@ -1,0 +1,46 @@
+/**
+ * The operator interface (fixed by ARCHITECTURE.md): health, readiness, the
+ * platform admin API behind VOICE_ADMIN_TOKEN, and the agreement's public page.
+ */
+import { timingSafeEqual, createHash } from 'node:crypto'
+import { Elysia, t } from 'elysia'
+import { ApiError, unauthorized } from '../../src/errors'
+import { createPlatform, updatePlatform } from '../../src/services/platforms'
+import { TOS_BODY, TOS_VERSION } from '../../src/services/tos'
+import type { GatewayDeps } from '../context'
+
+const digest = (s: string) => createHash('sha256').update(s).digest()
+
+export function operatorRoutes(deps: GatewayDeps) {
+  const adminToken = deps.config.adminToken
+  const requireAdmin = ({ request }: { request: Request }) => {
+    // With no VOICE_ADMIN_TOKEN the operator API does not exist.
+    if (adminToken === undefined) throw new ApiError(404, 'No such route.', 'not_found')
+    const m = request.headers.get('authorization')?.match(/^Bearer\s+(\S+)\s*$/i)
+    if (!m || !timingSafeEqual(digest(m[1]!), digest(adminToken))) throw unauthorized('Invalid operator token.')
+  }
+  const PlatformBody = t.Object({ name: t.String({ minLength: 1, maxLength: 200 }), live_enabled: t.Optional(t.Boolean()) }, { additionalProperties: false })
+  const PlatformUpdate = t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 200 })), live_enabled: t.Optional(t.Boolean()) }, { additionalProperties: false })
+
+  return new Elysia({ name: 'routes/operator' })
+    .get('/healthz', () => ({ status: 'ok' }))
+    .get('/readyz', async ({ set }) => {
+      const ready = await deps.readiness().catch(() => false)
+      set.status = ready ? 200 : 503
+      return { status: ready ? 'ready' : 'not_ready' }
+    })
+    .get('/legal/subscription-agreement/:version', ({ params, set }) => {
+      if (params.version !== TOS_VERSION) throw new ApiError(404, 'No such agreement version.', 'not_found')
+      set.headers['content-type'] = 'text/html; charset=utf-8'
+      return TOS_BODY
+    })
+    .group('/admin', (admin) =>
+      admin
+        .onBeforeHandle(requireAdmin)
+        .post('/platforms', ({ body }) => createPlatform(deps.db, deps.clock, body), { body: PlatformBody })
+        .post('/platforms/:id', ({ params, body }) => updatePlatform(deps.db, deps.clock, params.id, body), {
+          params: t.Object({ id: t.String({ minLength: 1, maxLength: 255 }) }),
+          body: PlatformUpdate,
+        }),
+    )
+}

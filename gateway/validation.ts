@@ -1,0 +1,110 @@
+/**
+ * Turns a failed schema check into field-level reasons: `details` of a
+ * validation_error maps each offending field path (`address.city`, `limit`,
+ * `config.e911_notification.emails[0]`) to a short reason.
+ */
+import { Value } from '@sinclair/typebox/value'
+import type { TSchema } from '@sinclair/typebox'
+import type { FieldDetails } from '../src/errors'
+
+type S = TSchema & Record<string, any>
+
+const join = (prefix: string, key: string | number) =>
+  typeof key === 'number' ? `${prefix}[${key}]` : prefix === '' ? key : `${prefix}.${key}`
+
+const typeName = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v)
+
+/** Query strings arrive as text: read numbers and booleans the way the schema wants them. */
+function coerce(schema: S, v: unknown): unknown {
+  if (typeof v !== 'string') return v
+  const type = schema.type
+  if ((type === 'integer' || type === 'number') && /^-?\d+(\.\d+)?$/.test(v)) return Number(v)
+  if (type === 'boolean' && (v === 'true' || v === 'false')) return v === 'true'
+  if (type === 'array') return [v]
+  return v
+}
+
+function reason(schema: S, v: unknown): string {
+  if (schema.anyOf) {
+    const branches = schema.anyOf as S[]
+    const consts = branches.filter((b) => b.const !== undefined).map((b) => JSON.stringify(b.const))
+    const nonNull = branches.filter((b) => b.type !== 'null')
+    const nullable = nonNull.length < branches.length
+    if (consts.length === nonNull.length && consts.length > 0) return `must be one of ${consts.join(', ')}${nullable ? ' or null' : ''}`
+    if (nonNull.length === 1) return reason(nonNull[0]!, v) + (nullable ? ' (or null)' : '')
+    const plain = nonNull.find((b) => b.type === typeName(v) || (b.type === 'integer' && typeof v === 'number'))
+    return plain ? reason(plain, v) : 'has the wrong type'
+  }
+  if (schema.const !== undefined) return `must be ${JSON.stringify(schema.const)}`
+  switch (schema.type) {
+    case 'string':
+      if (typeof v !== 'string') return `must be a string, not ${typeName(v)}`
+      if (schema.minLength !== undefined && v.length < schema.minLength) return schema.minLength === 1 ? 'must not be empty' : `must be at least ${schema.minLength} characters`
+      if (schema.maxLength !== undefined && v.length > schema.maxLength) return `must be at most ${schema.maxLength} characters`
+      if (schema.format) return `must be a valid ${schema.format}`
+      return schema.description ? `has an invalid format (${schema.description})` : 'has an invalid format'
+    case 'integer':
+    case 'number': {
+      const kind = schema.type === 'integer' ? 'an integer' : 'a number'
+      if (typeof v !== 'number' || (schema.type === 'integer' && !Number.isInteger(v))) return `must be ${kind}`
+      if (schema.minimum !== undefined && schema.maximum !== undefined) return `must be ${kind} from ${schema.minimum} to ${schema.maximum}`
+      if (schema.minimum !== undefined) return `must be at least ${schema.minimum}`
+      return `must be at most ${schema.maximum}`
+    }
+    case 'boolean':
+      return 'must be true or false'
+    case 'null':
+      return 'must be null'
+    case 'array':
+      if (!Array.isArray(v)) return 'must be an array'
+      if (schema.maxItems !== undefined && v.length > schema.maxItems) return `must have at most ${schema.maxItems} items`
+      return 'is invalid'
+    case 'object':
+      return typeName(v) === 'object' ? 'is invalid' : `must be an object, not ${typeName(v)}`
+    default:
+      return 'is invalid'
+  }
+}
+
+function walk(schema: S, value: unknown, path: string, out: FieldDetails, query: boolean) {
+  if (query) value = coerce(schema, value)
+  if (Value.Check(schema, value)) return
+  // Nullable objects: explain the object's fields rather than "wrong type".
+  if (schema.anyOf && value !== null && typeof value === 'object') {
+    const obj = (schema.anyOf as S[]).find((b) => b.type === (Array.isArray(value) ? 'array' : 'object'))
+    if (obj) return walk(obj, value, path, out, query)
+  }
+  if (schema.type === 'object' && schema.properties && typeName(value) === 'object') {
+    const v = value as Record<string, unknown>
+    const props = schema.properties as Record<string, S>
+    const required = new Set<string>(schema.required ?? [])
+    for (const key of Object.keys(v)) {
+      if (!(key in props) && schema.additionalProperties === false) out[join(path, key)] = 'is not a known field'
+    }
+    for (const [key, prop] of Object.entries(props)) {
+      if (v[key] === undefined) {
+        if (required.has(key)) out[join(path, key)] = 'is required'
+        continue
+      }
+      walk(prop, v[key], join(path, key), out, query)
+    }
+    if (schema.minProperties !== undefined && Object.keys(v).length < schema.minProperties) out[path || 'body'] = 'must not be empty'
+    return
+  }
+  if (schema.type === 'array' && Array.isArray(value) && schema.items) {
+    if (schema.maxItems !== undefined && value.length > schema.maxItems) {
+      out[path] = `must have at most ${schema.maxItems} items`
+      return
+    }
+    value.forEach((item, i) => walk(schema.items, item, join(path, i), out, query))
+    if (Object.keys(out).length === 0) out[path] = reason(schema, value)
+    return
+  }
+  out[path || 'body'] = reason(schema, value)
+}
+
+export function explain(schema: TSchema, value: unknown, opts: { query?: boolean } = {}): FieldDetails {
+  const out: FieldDetails = {}
+  walk(schema as S, value, '', out, opts.query ?? false)
+  return out
+}

@@ -1,0 +1,134 @@
+/**
+ * Typed configuration, parsed once from the environment at boot.
+ * Nothing else in the code base reads process.env: everything takes a Config.
+ */
+export type Role = 'gateway' | 'worker' | 'delivery' | 'media'
+export const ALL_ROLES: Role[] = ['gateway', 'worker', 'delivery', 'media']
+
+export interface Config {
+  port: number
+  /** Interface to listen on. */
+  host: string
+  baseUrl: string
+  /** True when BASE_URL was not given: it follows the port actually bound. */
+  baseUrlFollowsPort: boolean
+  dataDir: string
+  databaseUrl: string | undefined
+  natsUrl: string | undefined
+  testKey: string | undefined
+  liveKey: string | undefined
+  liveEnabled: boolean
+  adminToken: string | undefined
+  clockSpeed: number
+  webhookRetryIntervalS: number
+  webhookTimeoutS: number
+  webhookAllowPrivateTargets: boolean
+  sipPort: number
+  /** Sustained requests per second allowed per credential; 0 turns rate limiting off. */
+  rateLimitPerSecond: number
+  /** Requests a credential may make in a burst above the sustained rate. */
+  rateLimitBurst: number
+  logLevel: string
+  roles: Role[]
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>
+
+function int(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`)
+  }
+  return n
+}
+
+function positive(env: Env, name: string, fallback: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const n = Number(raw)
+  if (!Number.isFinite(n) || n <= 0) throw new ConfigError(`${name} must be a positive number, got "${raw}"`)
+  return n
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = env[name]
+  if (raw === undefined || raw === '' || raw === '0' || raw === 'false') return false
+  if (raw === '1' || raw === 'true') return true
+  throw new ConfigError(`${name} must be 1 or 0, got "${raw}"`)
+}
+
+function secretKey(env: Env, name: string, prefix: string): string | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  if (!raw.startsWith(prefix) || raw.length < prefix.length + 16 || raw.length > 255) {
+    throw new ConfigError(`${name} must start with ${prefix} followed by at least 16 characters`)
+  }
+  return raw
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  let parsed: URL
+  try {
+    parsed = new URL(raw)
+  } catch {
+    throw new ConfigError(`${name} is not a URL: "${redact(raw)}"`)
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got ${parsed.protocol}`)
+  }
+  return raw
+}
+
+function redact(raw: string): string {
+  return raw.replace(/\/\/[^@/]*@/, '//***@')
+}
+
+export function parseRoles(args: string[]): Role[] {
+  const i = args.indexOf('--role')
+  if (i === -1) return [...ALL_ROLES]
+  const value = args[i + 1] ?? ''
+  if (value === 'all') return [...ALL_ROLES]
+  const roles = value.split(',')
+  for (const r of roles) {
+    if (!ALL_ROLES.includes(r as Role)) throw new ConfigError(`--role must be one of ${ALL_ROLES.join(', ')} or all, got "${r}"`)
+  }
+  return roles as Role[]
+}
+
+export function loadConfig(env: Env = process.env, args: string[] = []): Config {
+  const port = int(env, 'PORT', 8080, 0, 65535)
+  const givenBaseUrl = url(env, 'BASE_URL', ['http:', 'https:'])
+  const baseUrl = (givenBaseUrl ?? `http://localhost:${port}`).replace(/\/+$/, '')
+  const adminToken = env.VOICE_ADMIN_TOKEN || undefined
+  if (adminToken !== undefined && adminToken.length < 16) {
+    throw new ConfigError('VOICE_ADMIN_TOKEN must be at least 16 characters')
+  }
+  return {
+    port,
+    host: env.HOST || '0.0.0.0',
+    baseUrl,
+    baseUrlFollowsPort: givenBaseUrl === undefined,
+    dataDir: env.DATA_DIR || './data',
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    natsUrl: url(env, 'NATS_URL', ['nats:', 'tls:', 'ws:', 'wss:']),
+    testKey: secretKey(env, 'VOICE_TEST_KEY', 'sk_test_'),
+    liveKey: secretKey(env, 'VOICE_LIVE_KEY', 'sk_live_'),
+    liveEnabled: flag(env, 'VOICE_LIVE_ENABLED'),
+    adminToken,
+    clockSpeed: positive(env, 'VOICE_CLOCK_SPEED', 1),
+    webhookRetryIntervalS: positive(env, 'WEBHOOK_RETRY_INTERVAL_S', 60),
+    webhookTimeoutS: positive(env, 'WEBHOOK_TIMEOUT_S', 30),
+    webhookAllowPrivateTargets: flag(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'),
+    sipPort: int(env, 'SIP_PORT', 5060, 0, 65535),
+    rateLimitPerSecond: int(env, 'RATE_LIMIT_PER_SECOND', 50, 0, 1_000_000),
+    rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 100, 1, 1_000_000),
+    logLevel: env.LOG_LEVEL || 'info',
+    roles: parseRoles(args),
+  }
+}

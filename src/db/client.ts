@@ -1,0 +1,64 @@
+/**
+ * The database: PGlite (Postgres compiled to WASM) embedded by default, or a
+ * PostgreSQL server when DATABASE_URL is set. Same drizzle schema and migrations.
+ */
+import { PGlite } from '@electric-sql/pglite'
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
+import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
+import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator'
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
+import { mkdirSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import postgres from 'postgres'
+import * as schema from './schema'
+
+export type Schema = typeof schema
+/** A drizzle handle: the database itself or a transaction inside it. */
+export type Db = PgDatabase<PgQueryResultHKT, Schema>
+
+export interface Database {
+  db: Db
+  kind: 'pglite' | 'postgres'
+  migrate(): Promise<void>
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+const migrationsFolder = fileURLToPath(new URL('./migrations', import.meta.url))
+
+export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Database> {
+  if (opts.databaseUrl) {
+    const client = postgres(opts.databaseUrl, { max: 20, onnotice: () => {}, connect_timeout: 10 })
+    const db = drizzlePostgres(client, { schema }) as unknown as Db
+    return {
+      db,
+      kind: 'postgres',
+      migrate: async () => {
+        // Several processes may start at once: one migrates, the others wait on the lock.
+        await client.begin(async (tx) => {
+          await tx`select pg_advisory_xact_lock(72873461)`
+          await migratePostgres(drizzlePostgres(tx as unknown as postgres.Sql), { migrationsFolder })
+        })
+      },
+      ping: async () => {
+        await client`select 1`
+      },
+      close: () => client.end({ timeout: 5 }),
+    }
+  }
+  const memory = opts.dataDir === 'memory://'
+  if (!memory) mkdirSync(opts.dataDir, { recursive: true })
+  const client = memory ? new PGlite() : new PGlite(opts.dataDir)
+  await client.waitReady
+  const db = drizzlePglite(client, { schema }) as unknown as Db
+  return {
+    db,
+    kind: 'pglite',
+    migrate: () => migratePglite(drizzlePglite(client), { migrationsFolder }),
+    ping: async () => {
+      await client.query('select 1')
+    },
+    close: () => client.close(),
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * The one error type. Services throw these; the gateway's single onError turns
+ * them into `{error, code?, details?}` with the status. Codes are stable API.
+ */
+export type FieldDetails = Record<string, string>
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly code?: string,
+    readonly details?: Record<string, unknown>,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message)
+  }
+
+  toBody(): { error: string; code?: string; details?: Record<string, unknown> } {
+    const body: { error: string; code?: string; details?: Record<string, unknown> } = { error: this.message }
+    if (this.code !== undefined) body.code = this.code
+    if (this.details !== undefined) body.details = this.details
+    return body
+  }
+}
+
+/** 400 validation_error: `details` maps each offending field path to its reason. */
+export class ValidationError extends ApiError {
+  constructor(details: FieldDetails, message = 'The request failed validation.') {
+    super(400, message, 'validation_error', details)
+  }
+}
+
+export const badRequest = (message: string, code?: string) => new ApiError(400, message, code)
+export const unauthorized = (message = 'Missing or invalid credentials.', code = 'unauthorized') => new ApiError(401, message, code)
+export const forbidden = (message: string, code = 'forbidden') => new ApiError(403, message, code)
+export const notFound = (resource: string, id?: string) =>
+  new ApiError(404, id === undefined ? `No such ${resource.replace(/_/g, ' ')}.` : `No such ${resource.replace(/_/g, ' ')}: ${id}`, `${resource}_not_found`)
+export const conflict = (message: string, code?: string, details?: Record<string, unknown>) => new ApiError(409, message, code, details)
+export const unprocessable = (message: string, code?: string) => new ApiError(422, message, code)
+
+/** Every stable code this service emits, with its status: the OpenAPI document lists them. */
+export const STABLE_CODES: Record<string, { status: number; meaning: string }> = {
+  validation_error: { status: 400, meaning: 'body, query or path failed validation; details has field reasons' },
+  invalid_json: { status: 400, meaning: 'the body is not valid JSON' },
+  invalid_pagination: { status: 400, meaning: 'cursor malformed, tampered with, expired or used with other filters' },
+  unauthorized: { status: 401, meaning: 'missing or invalid credentials' },
+  session_expired: { status: 401, meaning: 'the session token has expired or was revoked' },
+  forbidden: { status: 403, meaning: 'the credential may not call this operation' },
+  account_forbidden: { status: 403, meaning: 'the account does not belong to this platform' },
+  account_mode_mismatch: { status: 403, meaning: 'sandbox keys work on sandbox accounts only, live keys on live accounts only' },
+  live_mode_disabled: { status: 403, meaning: 'live mode is not enabled on this platform' },
+  missing_capability: { status: 403, meaning: 'the session lacks the component this operation needs' },
+  account_header_required: { status: 400, meaning: 'the operation needs the Service-Account header' },
+  not_found: { status: 404, meaning: 'no such route' },
+  account_not_found: { status: 404, meaning: 'no such account' },
+  user_not_found: { status: 404, meaning: 'no such user in the account' },
+  extension_not_found: { status: 404, meaning: 'no such extension in the account' },
+  location_not_found: { status: 404, meaning: 'no such location in the account' },
+  admin_user_not_found: { status: 404, meaning: 'the audit actor is not a person of the account' },
+  platform_not_found: { status: 404, meaning: 'no such platform (operator API)' },
+  method_not_allowed: { status: 405, meaning: 'the path exists but not with this method' },
+  extension_exists: { status: 409, meaning: 'the extension number is already used in the account' },
+  user_email_taken: { status: 409, meaning: 'another user of the account has this email' },
+  location_in_use: { status: 409, meaning: 'the location is the account main location' },
+  tos_version_stale: { status: 409, meaning: 'the agreement version is not the current one' },
+  idempotency_key_in_use: { status: 409, meaning: 'a request with this Idempotency-Key is still running' },
+  idempotency_key_reused: { status: 422, meaning: 'the Idempotency-Key was used with a different request' },
+  pricing_required: { status: 422, meaning: 'pricing must be agreed before the agreement can be accepted' },
+  payload_too_large: { status: 413, meaning: 'the body is larger than the service accepts' },
+  unsupported_media_type: { status: 415, meaning: 'bodies must be application/json' },
+  rate_limited: { status: 429, meaning: 'too many requests for this credential; wait Retry-After seconds' },
+  internal_error: { status: 500, meaning: 'unexpected server error; safe to retry with backoff' },
+}

@@ -1,0 +1,32 @@
+/**
+ * Resource IDs: a type prefix and a time-ordered random part, e.g. `usr_01JD...`.
+ * Clients must treat them as opaque; the time order only helps index locality.
+ */
+import { ulid } from 'ulid'
+
+export const ID_PREFIX = {
+  platform: 'plat',
+  apiKey: 'key',
+  account: 'acct',
+  location: 'loc',
+  pricing: 'prc',
+  user: 'usr',
+  extension: 'ext',
+  auditLog: 'audit',
+  accountSession: 'acss',
+  userSession: 'uss',
+  request: 'req',
+} as const
+
+export type IdKind = keyof typeof ID_PREFIX
+
+export function newId(kind: IdKind): string {
+  return `${ID_PREFIX[kind]}_${ulid().toLowerCase()}`
+}
+
+export function idKind(id: string): IdKind | undefined {
+  const prefix = id.slice(0, id.indexOf('_'))
+  return (Object.keys(ID_PREFIX) as IdKind[]).find((k) => ID_PREFIX[k] === prefix)
+}
+
+export const MAX_ID_LENGTH = 255

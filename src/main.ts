@@ -1,0 +1,41 @@
+/**
+ * Entry point: `npm start` (every role, embedded) or `bun src/main.ts --role gateway`.
+ */
+import { ConfigError, loadConfig } from './config'
+import { startService } from './server'
+
+let config
+try {
+  config = loadConfig(process.env, process.argv.slice(2))
+} catch (e) {
+  if (e instanceof ConfigError) {
+    console.error(`configuration error: ${e.message}`)
+    process.exit(2)
+  }
+  throw e
+}
+
+const service = await startService(config)
+const port = service.listen()
+const { generated } = service.bootstrap
+if (generated.test || generated.live) {
+  // Printed once: only the hashes are stored, so this is the only time they can be shown.
+  process.stdout.write(
+    '\nBootstrap platform keys (shown once; set VOICE_TEST_KEY / VOICE_LIVE_KEY to choose your own):\n' +
+      (generated.test ? `  sandbox secret key: ${generated.test}\n` : '') +
+      (generated.live ? `  live secret key:    ${generated.live}\n` : '') +
+      '\n',
+  )
+}
+service.log.info({ port, database: service.database.kind, roles: config.roles, baseUrl: config.baseUrl }, 'service listening')
+
+let stopping = false
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, async () => {
+    if (stopping) return
+    stopping = true
+    service.log.info({ signal }, 'stopping')
+    await service.stop()
+    process.exit(0)
+  })
+}

@@ -1,0 +1,181 @@
+import { Body, DateOnly, DateTime, E164, Email, Id, Nullable, T, Text } from './common'
+
+export const AddressInput = Body(
+  {
+    address_number: T.Optional(Text(20)),
+    street: T.Optional(Text(200)),
+    unit: T.Optional(Text(50)),
+    city: Text(100, 1),
+    state: T.String({ pattern: '^[A-Za-z]{2}$', description: 'two-letter code' }),
+    postal_code: Text(20, 1),
+    country: T.Optional(T.String({ pattern: '^[A-Za-z]{2}$', description: 'ISO 3166-1 alpha-2', default: 'US' })),
+  },
+  'Address input; validated and geocoded before it is stored',
+)
+
+export const StoredAddress = T.Object({
+  address_number: Nullable(T.String()),
+  street: Nullable(T.String()),
+  unit: Nullable(T.String()),
+  city: T.String(),
+  state: T.String(),
+  postal_code: T.String(),
+  country: T.String(),
+  place_id: T.String(),
+  latitude: T.Number(),
+  longitude: T.Number(),
+  formatted_address: T.String(),
+})
+
+const Rate = () => T.Integer({ minimum: 0, maximum: 1_000_000, description: 'cents per month' })
+
+export const AccountPricing = Body({
+  per_user_rate: Rate(),
+  per_did_rate: Rate(),
+  per_voiceai_location_rate: Rate(),
+})
+
+export const AccountPricingResponse = T.Object({
+  object: T.Literal('account_pricing'),
+  account: T.String(),
+  per_user_rate: T.Integer(),
+  per_did_rate: T.Integer(),
+  per_voiceai_location_rate: T.Integer(),
+  agreed_at: DateTime(),
+  effective_from: DateOnly(),
+})
+
+export const EffectivePricing = T.Object({
+  object: T.Literal('effective_pricing'),
+  per_user_rate: T.Integer(),
+  per_did_rate: T.Integer(),
+  per_voiceai_location_rate: T.Integer(),
+  effective_from: DateOnly(),
+  next: Nullable(
+    T.Object({
+      per_user_rate: T.Integer(),
+      per_did_rate: T.Integer(),
+      per_voiceai_location_rate: T.Integer(),
+      effective_from: DateOnly(),
+    }),
+  ),
+})
+
+/** Every field optional: on create the rest take defaults, on update the rest stay unchanged. */
+export const AccountConfigInput = Body({
+  region: T.Optional(Text(50, 1)),
+  extension_length: T.Optional(T.Integer({ minimum: 2, maximum: 6 })),
+  transcription_enabled: T.Optional(T.Boolean()),
+  recording_enabled: T.Optional(T.Boolean()),
+  redaction_enabled: T.Optional(T.Boolean()),
+  timezone: T.Optional(Text(64, 1)),
+  max_phone_numbers: T.Optional(T.Integer({ minimum: 0, maximum: 100_000 })),
+  parking_timeout_seconds: T.Optional(T.Integer({ minimum: 10, maximum: 3600 })),
+  fax_inbound_per_hour: T.Optional(T.Integer({ minimum: 0, maximum: 10_000 })),
+  fax_outbound_per_hour: T.Optional(T.Integer({ minimum: 0, maximum: 10_000 })),
+  default_agent_visible: T.Optional(T.Boolean()),
+  e911_notification: T.Optional(Body({ emails: T.Array(Email(), { maxItems: 20 }) })),
+})
+
+export const AccountConfig = T.Object({
+  region: T.String(),
+  extension_length: T.Integer(),
+  transcription_enabled: T.Boolean(),
+  recording_enabled: T.Boolean(),
+  redaction_enabled: T.Boolean(),
+  timezone: T.String(),
+  max_phone_numbers: T.Integer(),
+  parking_timeout_seconds: T.Integer(),
+  fax_inbound_per_hour: T.Integer(),
+  fax_outbound_per_hour: T.Integer(),
+  default_agent_visible: T.Boolean(),
+  e911_notification: T.Object({ emails: T.Array(T.String()) }),
+})
+
+export const CreateAccountRequest = Body({
+  email: Nullable(Email()),
+  primary_contact_name: Text(200, 1),
+  name: T.Optional(Nullable(Text(200))),
+  phone: T.Optional(Nullable(E164())),
+  config: T.Optional(AccountConfigInput),
+  address: AddressInput,
+  billing_address: T.Optional(Nullable(AddressInput)),
+  pricing: AccountPricing,
+})
+
+export const UpdateAccountRequest = Body({
+  email: T.Optional(Nullable(T.Union([Email(), T.Literal('')]))),
+  name: T.Optional(Nullable(Text(200))),
+  phone: T.Optional(Nullable(E164())),
+  primary_contact_name: T.Optional(Text(200, 1)),
+  config: T.Optional(AccountConfigInput),
+  default_outbound_did: T.Optional(Nullable(Id())),
+  hold_music_clip: T.Optional(Nullable(Id())),
+  main_location: T.Optional(Nullable(Id())),
+  default_button_template: T.Optional(Nullable(Id())),
+  billing_address: T.Optional(Nullable(AddressInput)),
+})
+
+export const Account = T.Object(
+  {
+    id: T.String(),
+    object: T.Literal('account'),
+    livemode: T.Boolean(),
+    email: Nullable(T.String()),
+    name: Nullable(T.String()),
+    phone: Nullable(T.String()),
+    primary_contact_name: Nullable(T.String()),
+    config: AccountConfig,
+    default_outbound_did: Nullable(T.String()),
+    hold_music_clip: Nullable(T.String()),
+    main_location: Nullable(T.String()),
+    default_button_template: Nullable(T.String()),
+    provisioning_base_url: Nullable(T.String()),
+    billing_address: Nullable(StoredAddress),
+    onboarding_complete: T.Boolean(),
+    tos_status: T.Union([T.Literal('signed'), T.Literal('unsigned'), T.Literal('not_required')]),
+    tos_accepted_at: Nullable(DateTime()),
+    created_at: DateTime(),
+    updated_at: DateTime(),
+  },
+  { $id: '#/components/schemas/Account', title: 'Account' },
+)
+
+export const TosAcceptRequest = Body({ version: Text(32, 1) })
+
+export const AccountTos = T.Object({
+  object: T.Literal('account_tos'),
+  account: T.String(),
+  version: T.String(),
+  url: T.String(),
+  content: T.String(),
+  body: T.String(),
+  acceptance: Nullable(
+    T.Object({
+      version: T.String(),
+      accepted_at: DateTime(),
+      ip: Nullable(T.String()),
+      user_agent: Nullable(T.String()),
+      pricing: T.Object({ per_user_rate: T.Integer(), per_did_rate: T.Integer(), per_voiceai_location_rate: T.Integer() }),
+    }),
+  ),
+  pricing: T.Optional(Nullable(AccountPricingResponse)),
+})
+
+export const Location = T.Object({
+  id: T.String(),
+  object: T.Literal('location'),
+  account: T.String(),
+  name: Nullable(T.String()),
+  status: T.Union([T.Literal('active'), T.Literal('inactive')]),
+  address: StoredAddress,
+  created_at: DateTime(),
+  updated_at: DateTime(),
+})
+
+export const CreateLocationRequest = Body({ name: T.Optional(Nullable(Text(200))), address: AddressInput })
+export const UpdateLocationRequest = Body({
+  name: T.Optional(Nullable(Text(200))),
+  address: T.Optional(AddressInput),
+  status: T.Optional(T.Union([T.Literal('active'), T.Literal('inactive')])),
+})

@@ -1,0 +1,48 @@
+import { Body, DateTime, Email, Expanded, Id, Nullable, T, Text } from './common'
+
+export const Extension = T.Object({
+  id: T.String(),
+  object: T.Literal('extension'),
+  account: T.String(),
+  number: T.String(),
+  target: T.String(),
+  status: T.Union([T.Literal('active'), T.Literal('inactive')]),
+  created_at: DateTime(),
+  updated_at: DateTime(),
+})
+
+export const CreateExtensionRequest = Body({
+  number: T.String({ pattern: '^[0-9]{1,10}$', description: 'dial code; its length must equal config.extension_length' }),
+  target: Id('routing target ID (user, voice app, dial plan, ring group, shared voicemail box or queue)'),
+  status: T.Optional(T.Union([T.Literal('active'), T.Literal('inactive')])),
+})
+
+export const UpdateExtensionRequest = Body({
+  target: T.Optional(Id()),
+  status: T.Optional(T.Union([T.Literal('active'), T.Literal('inactive')])),
+})
+
+export const User = T.Object({
+  id: T.String(),
+  object: T.Literal('user'),
+  account: T.String(),
+  name: Nullable(T.String()),
+  email: T.String(),
+  extensions: T.Optional(Expanded(Extension)),
+  created_at: DateTime(),
+  updated_at: DateTime(),
+})
+
+export const CreateUserRequest = Body({ name: T.Optional(Nullable(Text(200))), email: Email() })
+export const UpdateUserRequest = Body({ name: T.Optional(Nullable(Text(200))), email: T.Optional(Email()) })
+
+export const UserProfile = T.Object({
+  id: T.String(),
+  object: T.Literal('user_profile'),
+  name: Nullable(T.String()),
+  email: T.String(),
+  account: T.String(),
+  extensions: T.Array(T.Object({ number: T.String(), status: T.Union([T.Literal('active'), T.Literal('inactive')]) })),
+  created_at: DateTime(),
+  updated_at: DateTime(),
+})

@@ -1,0 +1,100 @@
+/**
+ * Starts the real service for a test file: HTTP on a free loopback port, data in
+ * PGlite (memory) or, when DATABASE_URL is set, in that PostgreSQL server.
+ * Tests isolate themselves by working under platforms of their own.
+ */
+import { afterAll } from 'bun:test'
+import { loadConfig } from '../../src/config'
+import { startService, type Service } from '../../src/server'
+import type { Clock } from '../../src/clock'
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789'
+
+export interface CallOptions {
+  key?: string
+  account?: string
+  body?: unknown
+  rawBody?: string
+  headers?: Record<string, string>
+}
+
+export interface Reply<T = any> {
+  status: number
+  body: T
+  headers: Headers
+}
+
+export interface TestService {
+  service: Service
+  baseUrl: string
+  call<T = any>(method: string, path: string, opts?: CallOptions): Promise<Reply<T>>
+  /** A new platform through the operator API, with its two keys. */
+  platform(opts?: { live_enabled?: boolean }): Promise<{ id: string; test_key: string; live_key: string }>
+  /** A new sandbox (or live) account on a new platform. */
+  account(opts?: { key?: string; body?: Record<string, unknown> }): Promise<{ id: string; key: string; account: any }>
+  stop(): Promise<void>
+}
+
+export const sampleAccount = (extra: Record<string, unknown> = {}) => ({
+  email: 'owner@example.com',
+  primary_contact_name: 'Ada Owner',
+  name: 'Acme Dental',
+  address: { address_number: '100', street: 'Main St', city: 'Springfield', state: 'IL', postal_code: '62701', country: 'US' },
+  pricing: { per_user_rate: 1500, per_did_rate: 300, per_voiceai_location_rate: 0 },
+  ...extra,
+})
+
+export async function startTestService(env: Record<string, string> = {}, opts: { clock?: Clock } = {}): Promise<TestService> {
+  const config = loadConfig({
+    DATA_DIR: 'memory://',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    VOICE_ADMIN_TOKEN: ADMIN_TOKEN,
+    RATE_LIMIT_PER_SECOND: '0',
+    LOG_LEVEL: 'silent',
+    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    ...env,
+  })
+  const service = await startService(config, opts)
+  const port = service.listen()
+  const baseUrl = `http://127.0.0.1:${port}`
+
+  async function call<T>(method: string, path: string, o: CallOptions = {}): Promise<Reply<T>> {
+    const headers: Record<string, string> = { ...o.headers }
+    if (o.key) headers.authorization = `Bearer ${o.key}`
+    if (o.account) headers['service-account'] = o.account
+    let body: string | undefined = o.rawBody
+    if (o.body !== undefined) {
+      body = JSON.stringify(o.body)
+      headers['content-type'] ??= 'application/json'
+    }
+    const url = path.startsWith('http') ? path : baseUrl + path
+    const res = await fetch(url, { method, headers, body })
+    const text = await res.text()
+    let parsed: unknown = text
+    try {
+      parsed = text ? JSON.parse(text) : undefined
+    } catch {}
+    return { status: res.status, body: parsed as T, headers: res.headers }
+  }
+
+  const t: TestService = {
+    service,
+    baseUrl,
+    call,
+    async platform(p = {}) {
+      const r = await call('POST', '/admin/platforms', { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body: { name: 'Test platform', ...p } })
+      if (r.status !== 200) throw new Error(`platform create failed: ${r.status} ${JSON.stringify(r.body)}`)
+      return r.body
+    },
+    async account(a = {}) {
+      const key = a.key ?? (await t.platform()).test_key
+      const r = await call('POST', '/v1/accounts', { key, body: sampleAccount(a.body) })
+      if (r.status !== 200) throw new Error(`account create failed: ${r.status} ${JSON.stringify(r.body)}`)
+      return { id: r.body.id, key, account: r.body }
+    },
+    stop: () => service.stop(),
+  }
+  afterAll(() => t.stop())
+  return t
+}
