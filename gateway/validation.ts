@@ -66,8 +66,19 @@ function reason(schema: S, v: unknown): string {
   }
 }
 
+/** Elysia's query integers are `anyOf [numeric string, integer]`: check them as the integer they mean. */
+function numericBranch(schema: S): S {
+  const branches = schema.anyOf as S[] | undefined
+  const numeric = branches?.find((b) => b.type === 'integer' || b.type === 'number')
+  const text = branches?.find((b) => b.type === 'string' && (b.format === 'integer' || b.format === 'numeric'))
+  return numeric && text ? numeric : schema
+}
+
 function walk(schema: S, value: unknown, path: string, out: FieldDetails, query: boolean) {
-  if (query) value = coerce(schema, value)
+  if (query) {
+    schema = numericBranch(schema)
+    value = coerce(schema, value)
+  }
   if (Value.Check(schema, value)) return
   // Nullable objects: explain the object's fields rather than "wrong type".
   if (schema.anyOf && value !== null && typeof value === 'object') {

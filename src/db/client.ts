@@ -36,10 +36,14 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
       kind: 'postgres',
       migrate: async () => {
         // Several processes may start at once: one migrates, the others wait on the lock.
-        await client.begin(async (tx) => {
-          await tx`select pg_advisory_xact_lock(72873461)`
-          await migratePostgres(drizzlePostgres(tx as unknown as postgres.Sql), { migrationsFolder })
-        })
+        const lock = await client.reserve()
+        try {
+          await lock`select pg_advisory_lock(72873461)`
+          await migratePostgres(drizzlePostgres(client), { migrationsFolder })
+        } finally {
+          await lock`select pg_advisory_unlock(72873461)`.catch(() => {})
+          lock.release()
+        }
       },
       ping: async () => {
         await client`select 1`
