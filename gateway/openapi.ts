@@ -16,10 +16,14 @@ const statusText: Record<number, string> = {
   401: 'Missing or invalid credentials',
   403: 'No access (other platform, other mode, missing capability, credential kind not allowed)',
   404: 'Resource absent from the account',
+  405: 'The path exists but not with this method',
   409: 'Conflict',
+  413: 'Request body too large',
+  415: 'Request body is not application/json',
   422: 'Well-formed but semantically wrong',
   429: 'Rate limit exceeded; Retry-After gives the wait in seconds',
   500: 'Server error; safe to retry with backoff',
+  502: 'Upstream provider error; transient',
 }
 
 function errorResponse(status: number, codes: string[]) {
@@ -29,6 +33,23 @@ function errorResponse(status: number, codes: string[]) {
     content: { 'application/json': { schema: ERROR_REF } },
     ...(status === 429 ? { headers: { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer' } } } } : {}),
   }
+}
+
+/** The string forms Elysia adds to query and path schemas so that `?limit=10` validates as an integer. */
+const COERCED_STRING_FORMATS = new Set(['integer', 'numeric', 'boolean', 'ArrayString', 'ObjectString'])
+
+/**
+ * A parameter's schema as the client sees it: Elysia documents a coerced query or
+ * path value as `anyOf [string with format "integer" (default 0), the real type]`;
+ * the client-facing type is the real one, with its own bounds and default.
+ */
+function parameterSchema(schema: any): any {
+  if (!schema || !Array.isArray(schema.anyOf)) return schema
+  const real = schema.anyOf.filter((s: any) => !(s?.type === 'string' && COERCED_STRING_FORMATS.has(s.format)))
+  if (real.length === schema.anyOf.length || real.length === 0) return schema
+  if (real.length === 1) return real[0]
+  const { anyOf: _, ...rest } = schema
+  return { ...rest, anyOf: real }
 }
 
 /** Strips TypeBox's symbol keys and marks that are not JSON Schema. */
@@ -46,6 +67,11 @@ function credentialsText(rule: AuthRule): string {
 export function buildOpenApi(app: AnyElysia, baseUrl: string) {
   const generated = toOpenAPISchema(app, { paths: [/^(?!\/v1\/)/] }, undefined, undefined, '3.1.0')
   const paths = generated.paths as Record<string, Record<string, any>>
+  const bodySchemas = new Map<string, unknown>()
+  for (const r of app.routes) {
+    const body = (r.hooks as { body?: unknown } | undefined)?.body
+    if (body && typeof body === 'object') bodySchemas.set(`${r.method.toLowerCase()} ${r.path.replace(/:([^/]+)/g, '{$1}')}`, plain(body))
+  }
   for (const [path, item] of Object.entries(paths)) {
     for (const [method, operation] of Object.entries(item)) {
       const rule: AuthRule | undefined = operation['x-auth']
@@ -61,6 +87,8 @@ export function buildOpenApi(app: AnyElysia, baseUrl: string) {
       operation.description = [operation.description, credentialsText(rule)].filter(Boolean).join('\n\n')
       const parameters: any[] = (operation.parameters ?? []).filter((p: any) => !(p.in === 'query' && p.name === 'expand[]' && p.schema === undefined))
       for (const p of parameters) {
+        p.schema = parameterSchema(p.schema)
+        if (p.description === undefined && typeof p.schema?.description === 'string') p.description = p.schema.description
         if (p.in === 'query' && p.name === 'expand[]') {
           p.style = 'form'
           p.explode = true
@@ -85,6 +113,14 @@ export function buildOpenApi(app: AnyElysia, baseUrl: string) {
         })
       }
       operation.parameters = parameters
+      // Bodies are JSON (spec, Conventions 1): document only that media type. The
+      // gateway's own JSON parser hides the media types from the generator, so the
+      // schema may have to come from the route itself.
+      if (operation.requestBody) {
+        const content = (operation.requestBody.content ?? {}) as Record<string, { schema?: unknown }>
+        const schema = content['application/json']?.schema ?? Object.values(content)[0]?.schema ?? bodySchemas.get(`${method} ${path}`)
+        if (schema) operation.requestBody.content = { 'application/json': { schema } }
+      }
       const responses: Record<string, unknown> = {}
       const isList = operation.operationId?.startsWith('list')
       const successSchema = success
@@ -113,9 +149,11 @@ export function buildOpenApi(app: AnyElysia, baseUrl: string) {
         429: ['rate_limited'],
         500: ['internal_error'],
       }
-      if (method === 'post' || method === 'delete') {
+      if (method === 'post' || method === 'delete' || method === 'put') {
         codes[409] = ['idempotency_key_in_use']
         codes[422] = ['idempotency_key_reused']
+        codes[413] = ['payload_too_large']
+        codes[415] = ['unsupported_media_type']
       }
       for (const [status, list] of Object.entries(extra)) codes[Number(status)] = [...(codes[Number(status)] ?? []), ...list]
       for (const status of Object.keys(codes).map(Number).sort()) responses[String(status)] = errorResponse(status, codes[status]!)

@@ -30,6 +30,7 @@ export class RouteTable {
   }
 
   get(method: string, path: string | undefined): RouteInfo | undefined {
-    return path === undefined ? undefined : this.routes.get(`${method} ${path}`)
+    // Elysia answers HEAD with the GET handler: it must pass the same checks.
+    return path === undefined ? undefined : this.routes.get(`${method === 'HEAD' ? 'GET' : method} ${path}`)
   }
 }

@@ -79,7 +79,9 @@ function walk(schema: S, value: unknown, path: string, out: FieldDetails, query:
     schema = numericBranch(schema)
     value = coerce(schema, value)
   }
-  if (Value.Check(schema, value)) return
+  // Elysia's query numbers accept any numeric text, so a query object that checks may
+  // still hold an out-of-range number: look at its fields one by one.
+  if (Value.Check(schema, value) && !(query && schema.type === 'object')) return
   // Nullable objects: explain the object's fields rather than "wrong type".
   if (schema.anyOf && value !== null && typeof value === 'object') {
     const obj = (schema.anyOf as S[]).find((b) => b.type === (Array.isArray(value) ? 'array' : 'object'))
@@ -90,7 +92,7 @@ function walk(schema: S, value: unknown, path: string, out: FieldDetails, query:
     const props = schema.properties as Record<string, S>
     const required = new Set<string>(schema.required ?? [])
     for (const key of Object.keys(v)) {
-      if (!(key in props) && schema.additionalProperties === false) out[join(path, key)] = 'is not a known field'
+      if (!Object.hasOwn(props, key) && schema.additionalProperties === false) out[join(path, key)] = 'is not a known field'
     }
     for (const [key, prop] of Object.entries(props)) {
       if (v[key] === undefined) {
@@ -103,11 +105,12 @@ function walk(schema: S, value: unknown, path: string, out: FieldDetails, query:
     return
   }
   if (schema.type === 'array' && Array.isArray(value) && schema.items) {
-    if (schema.maxItems !== undefined && value.length > schema.maxItems) {
+    const items = value as unknown[]
+    if (schema.maxItems !== undefined && items.length > schema.maxItems) {
       out[path] = `must have at most ${schema.maxItems} items`
       return
     }
-    value.forEach((item, i) => walk(schema.items, item, join(path, i), out, query))
+    items.forEach((item, i) => walk(schema.items, item, join(path, i), out, query))
     if (Object.keys(out).length === 0) out[path] = reason(schema, value)
     return
   }
@@ -115,7 +118,54 @@ function walk(schema: S, value: unknown, path: string, out: FieldDetails, query:
 }
 
 export function explain(schema: TSchema, value: unknown, opts: { query?: boolean } = {}): FieldDetails {
-  const out: FieldDetails = {}
+  // No prototype while collecting, so that a field named `__proto__` is reported like any other.
+  const out: FieldDetails = Object.create(null)
   walk(schema as S, value, '', out, opts.query ?? false)
+  return { ...out }
+}
+
+const NUL = '\u0000'
+
+/**
+ * Text fields (and keys) holding a NUL character, by path: PostgreSQL text cannot
+ * store one, so such input is refused up front rather than failing in the database.
+ * Nesting deeper than any request schema goes is not searched: validation refuses it.
+ */
+export function nulFields(value: unknown, root = '', maxDepth = 16): FieldDetails {
+  const out: FieldDetails = {}
+  const stack: [unknown, string, number][] = [[value, root, 0]]
+  while (stack.length > 0) {
+    const [v, path, depth] = stack.pop()!
+    if (typeof v === 'string') {
+      if (v.includes(NUL)) out[path || 'body'] = 'must not contain NUL characters'
+    } else if (depth >= maxDepth) {
+      continue
+    } else if (Array.isArray(v)) {
+      v.forEach((item, i) => stack.push([item, join(path, i), depth + 1]))
+    } else if (v !== null && typeof v === 'object' && !(v instanceof Blob) && !(v instanceof ArrayBuffer) && !ArrayBuffer.isView(v)) {
+      // Files and buffers are not text.
+      for (const [key, item] of Object.entries(v)) {
+        if (key.includes(NUL)) out[join(path, key)] = 'must not contain NUL characters'
+        stack.push([item, join(path, key), depth + 1])
+      }
+    }
+  }
   return out
+}
+
+/** Whether JSON text nests objects and arrays deeper than `max` (a linear scan, before parsing). */
+export function jsonNestsDeeperThan(text: string, max: number): boolean {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i)
+    if (inString) {
+      if (ch === 92) i++ // backslash: skip the escaped character
+      else if (ch === 34) inString = false
+    } else if (ch === 34) inString = true
+    else if (ch === 123 || ch === 91) {
+      if (++depth > max) return true
+    } else if (ch === 125 || ch === 93) depth--
+  }
+  return false
 }

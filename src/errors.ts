@@ -58,7 +58,6 @@ export const STABLE_CODES: Record<string, { status: number; meaning: string }> =
   location_not_found: { status: 404, meaning: 'no such location in the account' },
   admin_user_not_found: { status: 404, meaning: 'the audit actor is not a person of the account' },
   platform_not_found: { status: 404, meaning: 'no such platform (operator API)' },
-  method_not_allowed: { status: 405, meaning: 'the path exists but not with this method' },
   extension_exists: { status: 409, meaning: 'the extension number is already used in the account' },
   user_email_taken: { status: 409, meaning: 'another user of the account has this email' },
   location_in_use: { status: 409, meaning: 'the location is the account main location' },

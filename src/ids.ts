@@ -2,7 +2,7 @@
  * Resource IDs: a type prefix and a time-ordered random part, e.g. `usr_01JD...`.
  * Clients must treat them as opaque; the time order only helps index locality.
  */
-import { ulid } from 'ulid'
+import { monotonicFactory } from 'ulid'
 
 export const ID_PREFIX = {
   platform: 'plat',
@@ -16,9 +16,16 @@ export const ID_PREFIX = {
   accountSession: 'acss',
   userSession: 'uss',
   request: 'req',
+  event: 'evt',
+  webhookEndpoint: 'we',
+  webhookDelivery: 'whd',
+  operatorMail: 'mail',
 } as const
 
 export type IdKind = keyof typeof ID_PREFIX
+
+/** Monotonic within the process: IDs minted in the same millisecond still sort in creation order (newest-first lists break ties on id). */
+const ulid = monotonicFactory()
 
 export function newId(kind: IdKind): string {
   return `${ID_PREFIX[kind]}_${ulid().toLowerCase()}`

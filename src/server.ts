@@ -14,6 +14,7 @@ import { ensureBootstrapPlatform } from './services/platforms'
 import { loadSecrets } from './services/secrets'
 import { sessionTokens } from './services/sessions'
 import { createApp, type App } from '../gateway/app'
+import { MAX_BODY_BYTES } from '../gateway/plugins/request-context'
 
 export interface Service {
   app: App
@@ -69,7 +70,8 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
     log,
     bootstrap,
     listen() {
-      app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 1024 * 1024 })
+      // The gateway refuses bodies over MAX_BODY_BYTES with a JSON 413; this hard limit only stops runaway streams.
+      app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 4 * MAX_BODY_BYTES })
       listening = true
       const port = app.server!.port!
       if (config.baseUrlFollowsPort) config.baseUrl = `http://localhost:${port}`

@@ -4,6 +4,7 @@
  * envelope with absolute URLs built from BASE_URL.
  */
 import { t } from 'elysia'
+import type { TLiteral } from '@sinclair/typebox'
 import type { CursorCodec, Page, PageRequest } from '../../src/pagination'
 
 export const DEFAULT_LIMIT = 10
@@ -15,7 +16,7 @@ export const listQuery = {
 
 /** `expand[]` with the relations a route can inline. */
 export const expandQuery = <E extends string>(...names: [E, ...E[]]) =>
-  t.Optional(t.Array(t.Union(names.map((n) => t.Literal(n))), { maxItems: names.length * 2, description: 'related lists to inline' }))
+  t.Optional(t.Array(t.Union(names.map((n) => t.Literal(n)) as unknown as [TLiteral<E>]), { maxItems: names.length * 2, description: 'related lists to inline' }))
 
 type Query = Record<string, unknown>
 

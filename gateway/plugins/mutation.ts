@@ -38,6 +38,13 @@ export interface RequestFacts {
 
 export const IDEMPOTENCY_KEY_MAX = 255
 
+/** JSON with object keys sorted: the same fields in another order are the same request. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v,
+  )
+}
+
 /** Errors whose failed attempt mutate() has already written to the audit log. */
 export const auditedErrors = new WeakSet<object>()
 
@@ -74,7 +81,7 @@ export function createMutator(deps: GatewayDeps) {
     const scope = idempotencyScope(f.principal)
     const key = f.idempotencyKey
     if (key !== undefined) {
-      const hash = requestHash([f.method, f.path, f.accountId ?? '', JSON.stringify(f.body ?? null)])
+      const hash = requestHash([f.method, f.path, f.accountId ?? '', canonicalJson(f.body ?? null)])
       const claim = await claimIdempotencyKey(deps.db, deps.clock, scope, key, hash)
       if (claim.kind === 'replay') return jsonResponse(claim.status, claim.body, f.requestId, { 'idempotent-replayed': 'true' })
     }

@@ -4,7 +4,7 @@
  * `mutate` and `list` helpers bound to this request.
  */
 import { Elysia } from 'elysia'
-import { ValidationError } from '../../src/errors'
+import { ApiError, ValidationError } from '../../src/errors'
 import { newId } from '../../src/ids'
 import type { Logger } from '../../src/logger'
 import type { Db } from '../../src/db/client'
@@ -15,6 +15,14 @@ import { createAuthenticator, type AuthContext } from './auth'
 import type { ListContext } from './lists'
 import { createMutator, IDEMPOTENCY_KEY_MAX, type MutationResult } from './mutation'
 import { createRateLimiter } from './rate-limit'
+import { jsonNestsDeeperThan, nulFields } from '../validation'
+
+/** Deepest nesting a JSON body may have: far beyond any request schema. */
+const MAX_JSON_DEPTH = 32
+/** Largest body the gateway accepts (the HTTP server's own hard limit sits above it). */
+export const MAX_BODY_BYTES = 1024 * 1024
+
+const tooLarge = () => new ApiError(413, `The request body is larger than ${MAX_BODY_BYTES} bytes.`, 'payload_too_large')
 
 /** What onError needs to know about a request that failed. */
 export interface RequestTrace {
@@ -31,8 +39,39 @@ export function requestContext(deps: GatewayDeps, table: RouteTable) {
   const rateLimit = createRateLimiter({ perSecond: deps.config.rateLimitPerSecond, burst: deps.config.rateLimitBurst })
   const mutator = createMutator(deps)
 
-  return new Elysia({ name: 'request-context' }).derive({ as: 'global' }, async (c) => {
+  const started = new WeakMap<Request, number>()
+  return new Elysia({ name: 'request-context' })
+    .onRequest(({ request }) => {
+      if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) throw tooLarge()
+    })
+    .onParse({ as: 'global' }, async ({ request }, contentType) => {
+      // JSON bodies are read here so that one nested thousands of levels deep is refused
+      // before validation, whose error reports grow with the square of the depth.
+      const text = await request.text()
+      if (contentType.split(';')[0]!.trim().toLowerCase() !== 'application/json') {
+        // Bodies are JSON, and only JSON: a form or multipart body is refused, not guessed at.
+        if (text.length === 0) return null
+        throw new ApiError(415, 'Request bodies must be JSON, sent with Content-Type: application/json.', 'unsupported_media_type')
+      }
+      if (Buffer.byteLength(text) > MAX_BODY_BYTES) throw tooLarge()
+      if (jsonNestsDeeperThan(text, MAX_JSON_DEPTH)) throw new ApiError(400, `The request body nests deeper than ${MAX_JSON_DEPTH} levels.`, 'invalid_json')
+      return JSON.parse(text)
+    })
+    .onAfterResponse({ as: 'global' }, (c) => {
+      // One access line per request, carrying its request id like every other line.
+      if (!deps.log.isLevelEnabled('info')) return
+      const trace = traces.get(c.request)
+      const t0 = started.get(c.request)
+      const response = (c as { response?: unknown }).response
+      const status = response instanceof Response ? response.status : typeof c.set.status === 'number' ? c.set.status : 200
+      deps.log.info(
+        { requestId: trace?.requestId, method: c.request.method, path: new URL(c.request.url).pathname, status, ms: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 10) / 10, actor: trace?.principal?.actor },
+        'request',
+      )
+    })
+    .derive({ as: 'global' }, async (c) => {
     const requestId = newId('request')
+    started.set(c.request, performance.now())
     c.set.headers['x-request-id'] = requestId
     const ip = c.server?.requestIP(c.request)?.address ?? null
     const trace: RequestTrace = { requestId, ip }
@@ -53,6 +92,8 @@ export function requestContext(deps: GatewayDeps, table: RouteTable) {
     if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > IDEMPOTENCY_KEY_MAX)) {
       throw new ValidationError({ 'Idempotency-Key': `must be 1 to ${IDEMPOTENCY_KEY_MAX} characters` })
     }
+    const nul = { ...nulFields(c.params ?? {}), ...nulFields(c.query ?? {}), ...nulFields(c.body) }
+    if (Object.keys(nul).length > 0) throw new ValidationError(nul)
     const path = new URL(c.request.url).pathname
 
     return {

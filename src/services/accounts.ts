@@ -2,9 +2,9 @@
  * Accounts: one customer organisation of a platform. Creating one also creates its
  * main location (from the address) and its first pricing, in one transaction.
  */
-import { and, eq, exists, inArray, sql } from 'drizzle-orm'
+import { and, eq, inArray } from 'drizzle-orm'
 import type { Db } from '../db/client'
-import { accounts, locations, users } from '../db/schema'
+import { accounts, locations, platforms, users } from '../db/schema'
 import { forbidden, notFound, ValidationError, type FieldDetails } from '../errors'
 import { newId } from '../ids'
 import { keysetPage, type PageRequest } from '../pagination'
@@ -56,8 +56,13 @@ export async function createAccount(
   caller: { platformId: string; mode: Mode; liveEnabled: boolean },
   input: CreateAccountInput,
 ): Promise<AccountRow> {
-  if (caller.mode === 'live' && !caller.liveEnabled) {
-    throw forbidden('Live mode is not enabled on this platform; live accounts cannot be created.', 'live_mode_disabled')
+  if (caller.mode === 'live') {
+    // The key's identity is cached by the authenticator; the operator may have turned
+    // live mode off since, so read the platform's setting itself.
+    const [platform] = await tx.select({ liveEnabled: platforms.liveEnabled }).from(platforms).where(eq(platforms.id, caller.platformId))
+    if (!platform?.liveEnabled) {
+      throw forbidden('Live mode is not enabled on this platform; live accounts cannot be created.', 'live_mode_disabled')
+    }
   }
   const address = await geocodeOrThrow(deps, 'address', input.address)
   const billing = input.billing_address ? await geocodeOrThrow(deps, 'billing_address', input.billing_address) : null
@@ -157,24 +162,19 @@ export async function deleteAccount(tx: Db, id: string): Promise<void> {
  * member exists, an active number with E911 exists, and a device is assigned to a
  * user. Numbers and devices are later slices: until they exist the last two are false.
  */
-export async function onboardingChecks(db: Db, account: AccountRow) {
-  const [profile] = await db
-    .select({ hasMember: sql<boolean>`${exists(db.select({ one: sql`1` }).from(users).where(eq(users.accountId, account.id)))}` })
-    .from(accounts)
-    .where(eq(accounts.id, account.id))
-  return {
-    business_profile: account.name !== null && account.mainLocation !== null,
-    team_member: profile?.hasMember === true,
-    e911_number: false,
-    device_assigned: false,
-  }
+export interface OnboardingChecks {
+  business_profile: boolean
+  team_member: boolean
+  e911_number: boolean
+  device_assigned: boolean
 }
 
 export interface AccountExtras {
-  onboardingComplete: boolean
+  onboarding: OnboardingChecks
   tosAcceptedAt: Date | null
 }
 
+/** What an account view needs beyond its row, for a whole page of accounts in two queries. */
 export async function accountExtras(db: Db, rows: AccountRow[]): Promise<Map<string, AccountExtras>> {
   const out = new Map<string, AccountExtras>()
   if (rows.length === 0) return out
@@ -184,9 +184,18 @@ export async function accountExtras(db: Db, rows: AccountRow[]): Promise<Map<str
     .from(tosAcceptances)
     .where(and(inArray(tosAcceptances.accountId, ids), eq(tosAcceptances.version, TOS_VERSION)))
   const acceptedAt = new Map(accepted.map((a) => [a.accountId, a.acceptedAt]))
+  const withMembers = await db.selectDistinct({ accountId: users.accountId }).from(users).where(inArray(users.accountId, ids))
+  const hasMember = new Set(withMembers.map((m) => m.accountId))
   for (const row of rows) {
-    const checks = await onboardingChecks(db, row)
-    out.set(row.id, { onboardingComplete: Object.values(checks).every(Boolean), tosAcceptedAt: acceptedAt.get(row.id) ?? null })
+    out.set(row.id, {
+      onboarding: {
+        business_profile: row.name !== null && row.mainLocation !== null,
+        team_member: hasMember.has(row.id),
+        e911_number: false,
+        device_assigned: false,
+      },
+      tosAcceptedAt: acceptedAt.get(row.id) ?? null,
+    })
   }
   return out
 }
@@ -207,7 +216,7 @@ export function accountView(row: AccountRow, extras: AccountExtras) {
     default_button_template: row.defaultButtonTemplate,
     provisioning_base_url: row.provisioningBaseUrl,
     billing_address: row.billingAddress ?? null,
-    onboarding_complete: extras.onboardingComplete,
+    onboarding_complete: Object.values(extras.onboarding).every(Boolean),
     // Sandbox accounts do not need the agreement; they may still sign it.
     tos_status: extras.tosAcceptedAt ? ('signed' as const) : row.mode === 'test' ? ('not_required' as const) : ('unsigned' as const),
     tos_accepted_at: extras.tosAcceptedAt?.toISOString() ?? null,

@@ -33,7 +33,9 @@ export function extensionView(row: ExtensionRow) {
  */
 async function isRoutableTarget(db: Db, accountId: string, target: string): Promise<boolean> {
   if (idKind(target) === 'user') {
-    const [row] = await db.select({ id: users.id }).from(users).where(and(eq(users.accountId, accountId), eq(users.id, target)))
+    // FOR SHARE: a concurrent delete of the user waits for this transaction, so an
+    // extension can never be left pointing at a user deleted in between.
+    const [row] = await db.select({ id: users.id }).from(users).where(and(eq(users.accountId, accountId), eq(users.id, target))).for('share')
     return row !== undefined
   }
   return false

@@ -83,13 +83,13 @@ export async function startTestService(env: Record<string, string> = {}, opts: {
     baseUrl,
     call,
     async platform(p = {}) {
-      const r = await call('POST', '/admin/platforms', { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body: { name: 'Test platform', ...p } })
+      const r = await call<any>('POST', '/admin/platforms', { headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, body: { name: 'Test platform', ...p } })
       if (r.status !== 200) throw new Error(`platform create failed: ${r.status} ${JSON.stringify(r.body)}`)
       return r.body
     },
     async account(a = {}) {
       const key = a.key ?? (await t.platform()).test_key
-      const r = await call('POST', '/v1/accounts', { key, body: sampleAccount(a.body) })
+      const r = await call<any>('POST', '/v1/accounts', { key, body: sampleAccount(a.body) })
       if (r.status !== 200) throw new Error(`account create failed: ${r.status} ${JSON.stringify(r.body)}`)
       return { id: r.body.id, key, account: r.body }
     },

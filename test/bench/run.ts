@@ -1,0 +1,155 @@
+/**
+ * Benchmarks: `npm run bench -- <scenario>` (bun test/bench/run.ts <scenario>).
+ *
+ * Each scenario starts the real service as its own process against PostgreSQL,
+ * drives it from a second process (autocannon under node), and reports; a missed
+ * goal is reported, never an error exit. Add a scenario by adding a module under
+ * scenarios/ that exports `run(ctx)` and an entry in SCENARIOS below.
+ *
+ * Environment:
+ *   DATABASE_URL        PostgreSQL to use (default postgres://root@127.0.0.1:5432/test);
+ *                       without a reachable server the bench says so and exits 0
+ *   BENCH_DURATION      seconds measured per run (default 10)
+ *   BENCH_WARMUP        seconds of warm-up load per target before measuring (default 2)
+ *   BENCH_ROUNDS        slices the measured seconds are split into, alternating real
+ *                       and baseline so background load hits both alike (default 2)
+ *   BENCH_CONNECTIONS   concurrent connections (default 50)
+ *   BENCH_ONLY          comma-separated substrings: run only the matching cases
+ *   BENCH_SERVICE_ENV   extra env for the service, e.g. "LOG_LEVEL=info,FOO=1"
+ *   BENCH_BASELINE_ENV  extra env for the baseline, e.g. "BASELINE_PREPARE=0"
+ *   BENCH_KEEP_DATA=1   keep the platform, account and users the bench created
+ *   BENCH_PROFILE=DIR   run the service under `bun --cpu-prof --cpu-prof-md`, profiles in DIR
+ */
+import { mkdtempSync } from 'node:fs'
+import { cpus, loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { killAllNow, runCleanups, stopAll } from './lib/processes'
+import { reachablePostgres, redact } from './lib/postgres'
+
+export interface BenchContext {
+  databaseUrl: string
+  /** Folder for the logs of the processes the bench starts. */
+  logDir: string
+  durationS: number
+  warmupS: number
+  /** The measured seconds are split into this many slices, alternating between targets. */
+  rounds: number
+  connections: number
+  only?: string[]
+  serviceEnv: Record<string, string>
+  baselineEnv: Record<string, string>
+  keepData: boolean
+  /** Folder for CPU profiles of the service, when profiling. */
+  profileDir?: string
+}
+
+interface Scenario {
+  description: string
+  run(ctx: BenchContext): Promise<void>
+}
+
+const SCENARIOS: Record<string, Scenario> = {
+  api: {
+    description: 'GET and POST /v1/users on the real service vs a bare Bun.serve doing the same SQL',
+    run: async (ctx) => (await import('./scenarios/api')).run(ctx),
+  },
+}
+
+/** The whole run is bounded: past this the children are killed and the run fails. */
+const TIME_BUDGET_MS = 180_000
+
+function usage(): string {
+  const names = Object.entries(SCENARIOS).map(([name, s]) => `  ${name.padEnd(12)} ${s.description}`)
+  return `usage: npm run bench -- <scenario>\n\nscenarios:\n${names.join('\n')}`
+}
+
+function envPairs(raw: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const pair of (raw ?? '').split(',')) {
+    const i = pair.indexOf('=')
+    if (i > 0) out[pair.slice(0, i).trim()] = pair.slice(i + 1).trim()
+  }
+  return out
+}
+
+function positive(name: string, fallback: number, allowZero = false): number {
+  const raw = process.env[name]
+  if (raw === undefined || raw === '') return fallback
+  const n = Number(raw)
+  if (!Number.isFinite(n) || n < 0 || (!allowZero && n === 0)) {
+    console.error(`${name} must be a ${allowZero ? 'non-negative' : 'positive'} number, got "${raw}"`)
+    process.exit(2)
+  }
+  return n
+}
+
+async function main(): Promise<number> {
+  const name = process.argv[2]
+  if (!name || name === '--help' || name === '-h') {
+    console.log(usage())
+    return name ? 0 : 2
+  }
+  const scenario = SCENARIOS[name]
+  if (!scenario) {
+    console.error(`unknown scenario "${name}"\n\n${usage()}`)
+    return 2
+  }
+
+  const pg = await reachablePostgres()
+  if ('error' in pg) {
+    console.log(`bench ${name}: skipped, no PostgreSQL reachable at ${redact(pg.url)} (${pg.error}).`)
+    console.log('Start PostgreSQL or set DATABASE_URL=postgres://user@host:port/db to run the bench.')
+    return 0
+  }
+
+  const ctx: BenchContext = {
+    databaseUrl: pg.url,
+    logDir: mkdtempSync(join(tmpdir(), `bench-${name}-`)),
+    durationS: positive('BENCH_DURATION', 10),
+    warmupS: positive('BENCH_WARMUP', 2, true),
+    rounds: Math.max(1, Math.round(positive('BENCH_ROUNDS', 2))),
+    connections: positive('BENCH_CONNECTIONS', 50),
+    only: process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((s) => s.trim()).filter(Boolean) : undefined,
+    serviceEnv: envPairs(process.env.BENCH_SERVICE_ENV),
+    baselineEnv: envPairs(process.env.BENCH_BASELINE_ENV),
+    keepData: process.env.BENCH_KEEP_DATA === '1',
+    profileDir: process.env.BENCH_PROFILE || undefined,
+  }
+  console.log(`bench ${name}: PostgreSQL at ${redact(pg.url)}, process logs in ${ctx.logDir}`)
+  const load = loadavg()[0]!
+  console.log(`machine: ${cpus().length} CPUs, load average ${load.toFixed(2)} at start`)
+  if (load > cpus().length * 0.5) console.log('  note: the machine is busy; throughput and latency will be noisy (the ratio to the baseline less so)')
+  const started = performance.now()
+  await scenario.run(ctx)
+  console.log(`\nbench ${name} finished in ${((performance.now() - started) / 1000).toFixed(1)} s (load average ${loadavg()[0]!.toFixed(2)} at end)`)
+  return 0
+}
+
+process.on('exit', killAllNow)
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, async () => {
+    console.error(`\n${signal}: stopping the bench processes`)
+    await stopAll()
+    await runCleanups()
+    process.exit(130)
+  })
+}
+const budget = setTimeout(async () => {
+  console.error(`bench: time budget of ${TIME_BUDGET_MS / 1000} s spent, stopping`)
+  await stopAll()
+  await runCleanups()
+  process.exit(1)
+}, TIME_BUDGET_MS)
+
+let code = 1
+try {
+  code = await main()
+} catch (e) {
+  console.error(`bench failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`)
+  code = 1
+} finally {
+  await stopAll()
+  await runCleanups()
+  clearTimeout(budget)
+}
+process.exit(code)
