@@ -17,6 +17,8 @@ import { meRoutes } from './routes/me'
 import { operatorRoutes } from './routes/operator'
 import { sessionRoutes } from './routes/sessions'
 import { userRoutes } from './routes/users'
+import { testHelperRoutes } from './routes/test-helpers'
+import { webhookEndpointRoutes } from './routes/webhook-endpoints'
 
 export function createApp(deps: GatewayDeps) {
   const table = new RouteTable()
@@ -32,6 +34,8 @@ export function createApp(deps: GatewayDeps) {
     .use(locationRoutes(deps, base))
     .use(meRoutes(deps, base))
     .use(auditLogRoutes(deps, base))
+    .use(webhookEndpointRoutes(deps, base))
+    .use(testHelperRoutes(deps, base))
 
   let openapi: string | undefined
   app.get('/v1/openapi.json', ({ set }) => {

@@ -38,5 +38,7 @@ export const platformLevel = (...sessions: Capability[]): AuthRule => ({ keys: '
 export const accountLevel = (...sessions: Capability[]): AuthRule => ({ keys: 'account', sessions })
 /** A platform-level route about one account (`/v1/accounts/{account_id}/...`) that that account's sessions may reach. */
 export const aboutAccount = (...sessions: Capability[]): AuthRule => ({ keys: 'platform', sessions, accountParam: 'account_id' })
+/** Secret key alone (platform-wide) or with Service-Account (that account's). */
+export const platformOrAccount = (): AuthRule => ({ keys: 'optional-account', sessions: [] })
 /** User tokens only. */
 export const userLevel = (): AuthRule => ({ keys: 'none', sessions: [], user: true })

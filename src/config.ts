@@ -24,6 +24,10 @@ export interface Config {
   webhookTimeoutS: number
   webhookAllowPrivateTargets: boolean
   sipPort: number
+  /** smtp(s):// URL for operator mail; unset: mail is recorded in the operator mailbox. */
+  smtpUrl: string | undefined
+  /** From address of operator mail. */
+  mailFrom: string
   /** Sustained requests per second allowed per credential; 0 turns rate limiting off. */
   rateLimitPerSecond: number
   /** Requests a credential may make in a burst above the sustained rate. */
@@ -126,6 +130,8 @@ export function loadConfig(env: Env = process.env, args: string[] = []): Config 
     webhookTimeoutS: positive(env, 'WEBHOOK_TIMEOUT_S', 30),
     webhookAllowPrivateTargets: flag(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'),
     sipPort: int(env, 'SIP_PORT', 5060, 0, 65535),
+    smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom: env.MAIL_FROM || 'Business Voice <no-reply@localhost>',
     rateLimitPerSecond: int(env, 'RATE_LIMIT_PER_SECOND', 50, 0, 1_000_000),
     rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 100, 1, 1_000_000),
     logLevel: env.LOG_LEVEL || 'info',

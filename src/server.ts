@@ -13,6 +13,11 @@ import { purgeExpiredIdempotencyKeys } from './services/idempotency'
 import { ensureBootstrapPlatform } from './services/platforms'
 import { loadSecrets } from './services/secrets'
 import { sessionTokens } from './services/sessions'
+import { inProcessBus, type Bus } from './bus/bus'
+import { natsBus } from './bus/nats-bus'
+import { createDeliveryEngine, type DeliveryEngine } from './events/delivery'
+import { recordedMailbox, smtpMail, type MailTransport } from './events/mail'
+import { httpWebhookTransport } from './events/webhook-transport'
 import { createApp, type App } from '../gateway/app'
 import { MAX_BODY_BYTES } from '../gateway/plugins/request-context'
 
@@ -23,6 +28,9 @@ export interface Service {
   clock: Clock
   log: Logger
   bootstrap: { platformId: string; generated: { test?: string; live?: string } }
+  bus: Bus
+  /** The webhook delivery engine, when this process has the delivery role. */
+  delivery?: DeliveryEngine
   /** Serves HTTP on config.port (0 picks a free port); returns the bound port. */
   listen(): number
   stop(): Promise<void>
@@ -40,6 +48,30 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
     liveKey: config.liveKey,
     liveEnabled: config.liveEnabled,
   })
+  const bus = config.natsUrl ? await natsBus(config.natsUrl, log) : inProcessBus()
+  const mail: MailTransport = config.smtpUrl ? smtpMail(config.smtpUrl, config.mailFrom) : recordedMailbox(database.db, clock)
+  const OUTBOX_WAKE = 'voice.outbox.committed'
+  let delivery: DeliveryEngine | undefined
+  let releaseLeadership: (() => Promise<void>) | undefined
+  const stopLeadership = new AbortController()
+  if (config.roles.includes('delivery')) {
+    const engine = createDeliveryEngine({
+      db: database.db,
+      clock,
+      config,
+      log,
+      mail,
+      transport: httpWebhookTransport({ allowPrivateTargets: config.webhookAllowPrivateTargets }),
+      // With several delivery processes one delivers and the others stand by, so
+      // that per-account order holds; a standby takes over when the lock frees.
+      leadership: async () => {
+        const lease = await database.leadership('webhook-delivery', stopLeadership.signal)
+        releaseLeadership = lease.release
+      },
+    })
+    bus.subscribe(OUTBOX_WAKE, () => engine.wake())
+    delivery = engine
+  }
   const app = createApp({
     db: database.db,
     database,
@@ -49,6 +81,9 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
     geocoder: offlineGeocoder(),
     tokens: sessionTokens(secrets.sessionKey, clock),
     cursors: createCursorCodec(secrets.cursorKey, clock),
+    outboxCommitted: () => bus.publish(OUTBOX_WAKE, ''),
+    mail,
+    delivery,
     readiness: async () => {
       if (!ready) return false
       await database.ping()
@@ -59,6 +94,7 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
     purgeExpiredIdempotencyKeys(database.db, clock).catch((err) => log.warn({ err }, 'idempotency purge failed'))
   }, 3600_000)
   purge.unref?.()
+  await delivery?.start()
   ready = true
 
   let listening = false
@@ -69,6 +105,8 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
     clock,
     log,
     bootstrap,
+    bus,
+    delivery,
     listen() {
       // The gateway refuses bodies over MAX_BODY_BYTES with a JSON 413; this hard limit only stops runaway streams.
       app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 4 * MAX_BODY_BYTES })
@@ -80,6 +118,10 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
     async stop() {
       clearInterval(purge)
       if (listening) await app.stop(true)
+      stopLeadership.abort()
+      await delivery?.stop()
+      await releaseLeadership?.()
+      await bus.close()
       await database.close()
     },
   }

@@ -12,8 +12,12 @@ import type { Capability, Principal } from '../../src/services/principal'
 import type { GatewayDeps } from '../context'
 
 export interface AuthRule {
-  /** Secret keys: 'platform' (no account header), 'account' (Service-Account header required), 'none'. */
-  keys: 'platform' | 'account' | 'none'
+  /**
+   * Secret keys: 'platform' (no account header), 'account' (Service-Account header
+   * required), 'optional-account' (platform-wide without the header, that account's
+   * with it), 'none'.
+   */
+  keys: 'platform' | 'account' | 'optional-account' | 'none'
   /** Account-session components any one of which grants access; empty: sessions refused. */
   sessions: Capability[]
   /** User tokens (only the /v1/me routes). */
@@ -104,6 +108,7 @@ export function createAuthenticator(deps: GatewayDeps) {
     if (principal.kind === 'secret_key') {
       if (rule.keys === 'none') throw forbidden('This operation needs a user token.')
       if (rule.keys === 'platform') return { principal }
+      if (rule.keys === 'optional-account' && serviceAccount === undefined) return { principal }
       if (serviceAccount === undefined) throw new ApiError(400, 'This operation needs the Service-Account header.', 'account_header_required')
       return { principal, account: await loadAccount(principal, serviceAccount) }
     }

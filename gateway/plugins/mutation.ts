@@ -24,6 +24,11 @@ export interface MutationResult {
   status?: number
 }
 
+/** What the work of a mutation may know about its request. */
+export interface MutationContext {
+  requestId: string
+}
+
 export interface RequestFacts {
   requestId: string
   ip: string | null
@@ -77,7 +82,7 @@ export function createMutator(deps: GatewayDeps) {
       createdAt: deps.clock.now(),
     })
 
-  async function mutate(f: RequestFacts, work: (tx: Db) => Promise<MutationResult>): Promise<Response> {
+  async function mutate(f: RequestFacts, work: (tx: Db, ctx: MutationContext) => Promise<MutationResult>): Promise<Response> {
     const scope = idempotencyScope(f.principal)
     const key = f.idempotencyKey
     if (key !== undefined) {
@@ -86,14 +91,16 @@ export function createMutator(deps: GatewayDeps) {
       if (claim.kind === 'replay') return jsonResponse(claim.status, claim.body, f.requestId, { 'idempotent-replayed': 'true' })
     }
     try {
-      return await deps.db.transaction(async (tx) => {
-        const result = await work(tx)
+      const response = await deps.db.transaction(async (tx) => {
+        const result = await work(tx, { requestId: f.requestId })
         const status = result.status ?? 200
         const body = JSON.stringify(result.body)
         await audit(tx, f, 'success', status, result.resource, result.accountId !== undefined ? result.accountId : f.accountId)
         if (key !== undefined) await completeIdempotencyKey(tx, scope, key, status, body)
         return jsonResponse(status, body, f.requestId)
       })
+      deps.outboxCommitted()
+      return response
     } catch (e) {
       // The work rolled back. Record the failed attempt; a client error is the
       // request's answer and is replayed, anything else frees the key for a retry.

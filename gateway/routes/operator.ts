@@ -6,6 +6,8 @@ import { timingSafeEqual, createHash } from 'node:crypto'
 import { Elysia, t } from 'elysia'
 import { ApiError, unauthorized } from '../../src/errors'
 import { createPlatform, updatePlatform } from '../../src/services/platforms'
+import { listDeadLetters } from '../../src/events/dead-letters'
+import { listRecordedMail } from '../../src/events/mail'
 import { TOS_BODY, TOS_VERSION } from '../../src/services/tos'
 import type { GatewayDeps } from '../context'
 
@@ -19,8 +21,13 @@ export function operatorRoutes(deps: GatewayDeps) {
     const m = request.headers.get('authorization')?.match(/^Bearer\s+(\S+)\s*$/i)
     if (!m || !timingSafeEqual(digest(m[1]!), digest(adminToken))) throw unauthorized('Invalid operator token.')
   }
-  const PlatformBody = t.Object({ name: t.String({ minLength: 1, maxLength: 200 }), live_enabled: t.Optional(t.Boolean()) }, { additionalProperties: false })
-  const PlatformUpdate = t.Object({ name: t.Optional(t.String({ minLength: 1, maxLength: 200 })), live_enabled: t.Optional(t.Boolean()) }, { additionalProperties: false })
+  const AdminEmails = t.Optional(t.Array(t.String({ format: 'email', maxLength: 254 }), { maxItems: 20, description: 'mailed about the platform, e.g. an unhealthy webhook endpoint' }))
+  const PlatformBody = t.Object({ name: t.String({ minLength: 1, maxLength: 200 }), live_enabled: t.Optional(t.Boolean()), admin_emails: AdminEmails }, { additionalProperties: false })
+  const PlatformUpdate = t.Object(
+    { name: t.Optional(t.String({ minLength: 1, maxLength: 200 })), live_enabled: t.Optional(t.Boolean()), admin_emails: AdminEmails },
+    { additionalProperties: false },
+  )
+  const Limit = t.Object({ limit: t.Optional(t.Integer({ minimum: 1, maximum: 500, default: 100 })) }, { additionalProperties: false })
 
   return new Elysia({ name: 'routes/operator' })
     .get('/healthz', () => ({ status: 'ok' }))
@@ -41,6 +48,19 @@ export function operatorRoutes(deps: GatewayDeps) {
         .post('/platforms/:id', ({ params, body }) => updatePlatform(deps.db, deps.clock, params.id, body), {
           params: t.Object({ id: t.String({ minLength: 1, maxLength: 255 }) }),
           body: PlatformUpdate,
-        }),
+        })
+        // The dead-letter queue: deliveries that used up their attempts.
+        .get('/dead-letters', ({ query }) => listDeadLetters(deps.db, query.limit ?? 100).then((data) => ({ object: 'list', data })), { query: Limit })
+        .post(
+          '/dead-letters/:id/replay',
+          async ({ params }) => {
+            if (!deps.delivery) throw new ApiError(409, 'This process does not deliver webhooks (no delivery role).', 'delivery_role_absent')
+            if (!(await deps.delivery.replay(params.id))) throw new ApiError(404, 'No such dead letter.', 'dead_letter_not_found')
+            return { id: params.id, object: 'dead_letter', replayed: true }
+          },
+          { params: t.Object({ id: t.String({ minLength: 1, maxLength: 255 }) }) },
+        )
+        // The recorded operator mailbox (used when no SMTP_URL is configured).
+        .get('/mail', ({ query }) => listRecordedMail(deps.db, query.limit ?? 100).then((data) => ({ object: 'list', data })), { query: Limit }),
     )
 }

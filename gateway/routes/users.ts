@@ -3,6 +3,7 @@ import { Elysia, t } from 'elysia'
 import { Deleted, Id } from '../../src/schemas/common'
 import * as S from '../../src/schemas/users'
 import { createUser, deleteUser, extensionsOfUsers, getUser, listUsers, updateUser, userView } from '../../src/services/users'
+import { withBillableUserEvent } from '../../src/services/billable-counts'
 import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
 import { expandQuery, listEnvelope, listQuery, pageRequest } from '../plugins/lists'
@@ -32,8 +33,11 @@ export function userRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCon
     .post(
       '/v1/users',
       ({ auth, body, mutate }) =>
-        mutate(async (tx) => {
-          const row = await createUser(tx, deps.clock, auth.account!.id, body)
+        mutate(async (tx, ctx) => {
+          const row = await withBillableUserEvent(tx, deps.clock, auth.account!, 'user.created', ctx.requestId, async () => {
+            const created = await createUser(tx, deps.clock, auth.account!.id, body)
+            return { userId: created.id, result: created }
+          })
           return { resource: row.id, body: userView(row) }
         }),
       { body: S.CreateUserRequest, detail: op('createUser', { summary: 'Create a user', tag: TAG, auth: rule, response: S.User, errors: { 409: ['user_email_taken'] } }) },
@@ -68,8 +72,11 @@ export function userRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCon
     .delete(
       '/v1/users/:user_id',
       ({ auth, params, mutate }) =>
-        mutate(async (tx) => {
-          await deleteUser(tx, auth.account!.id, params.user_id)
+        mutate(async (tx, ctx) => {
+          await withBillableUserEvent(tx, deps.clock, auth.account!, 'user.deleted', ctx.requestId, async () => {
+            await deleteUser(tx, auth.account!.id, params.user_id)
+            return { userId: params.user_id, result: undefined }
+          })
           return { resource: params.user_id, body: { id: params.user_id, object: 'user', deleted: true } }
         }),
       {

@@ -22,7 +22,18 @@ export interface Database {
   kind: 'pglite' | 'postgres'
   migrate(): Promise<void>
   ping(): Promise<void>
+  /**
+   * Waits until this process holds the named lock, which it keeps until release()
+   * or until its connection dies. Embedded (one process) it is held at once.
+   */
+  leadership(name: string, signal?: AbortSignal): Promise<{ release(): Promise<void> }>
   close(): Promise<void>
+}
+
+const lockKey = (name: string) => {
+  let h = 0
+  for (const c of name) h = (Math.imul(h, 31) + c.charCodeAt(0)) | 0
+  return h
 }
 
 const migrationsFolder = fileURLToPath(new URL('./migrations', import.meta.url))
@@ -78,6 +89,26 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
       ping: async () => {
         await client`select 1`
       },
+      leadership: async (name, signal) => {
+        const conn = await client.reserve()
+        try {
+          for (;;) {
+            const [row] = await conn`select pg_try_advisory_lock(${lockKey(name)}) as held`
+            if (row?.held) break
+            if (signal?.aborted) throw new Error('aborted')
+            await new Promise((r) => setTimeout(r, 1000))
+          }
+        } catch (e) {
+          conn.release()
+          throw e
+        }
+        return {
+          release: async () => {
+            await conn`select pg_advisory_unlock(${lockKey(name)})`.catch(() => {})
+            conn.release()
+          },
+        }
+      },
       close: () => client.end({ timeout: 5 }),
     }
   }
@@ -93,6 +124,7 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
     ping: async () => {
       await client.query('select 1')
     },
+    leadership: async () => ({ release: async () => {} }),
     close: () => client.close(),
   }
 }

@@ -36,23 +36,30 @@ async function addKey(db: Db, clock: Clock, platformId: string, mode: Mode, key:
   })
 }
 
-export async function createPlatform(db: Db, clock: Clock, input: { name: string; live_enabled?: boolean }) {
+export async function createPlatform(db: Db, clock: Clock, input: { name: string; live_enabled?: boolean; admin_emails?: string[] }) {
   const now = clock.now()
   const id = newId('platform')
   const testKey = generateKey('test')
   const liveKey = generateKey('live')
   await db.transaction(async (tx) => {
-    await tx.insert(platforms).values({ id, name: input.name, liveEnabled: input.live_enabled ?? false, createdAt: now, updatedAt: now })
+    await tx.insert(platforms).values({ id, name: input.name, liveEnabled: input.live_enabled ?? false, adminEmails: input.admin_emails ?? [], createdAt: now, updatedAt: now })
     await addKey(tx, clock, id, 'test', testKey)
     await addKey(tx, clock, id, 'live', liveKey)
   })
+  // The answer's shape is fixed by the operator interface: admin_emails is accepted, not echoed.
   return { id, name: input.name, test_key: testKey, live_key: liveKey, live_enabled: input.live_enabled ?? false }
 }
 
-export async function updatePlatform(db: Db, clock: Clock, id: string, input: { name?: string; live_enabled?: boolean }): Promise<PlatformView> {
+export async function updatePlatform(
+  db: Db,
+  clock: Clock,
+  id: string,
+  input: { name?: string; live_enabled?: boolean; admin_emails?: string[] },
+): Promise<PlatformView> {
   const set: Partial<typeof platforms.$inferInsert> = { updatedAt: clock.now() }
   if (input.name !== undefined) set.name = input.name
   if (input.live_enabled !== undefined) set.liveEnabled = input.live_enabled
+  if (input.admin_emails !== undefined) set.adminEmails = input.admin_emails
   const [row] = await db.update(platforms).set(set).where(eq(platforms.id, id)).returning()
   if (!row) throw notFound('platform', id)
   return { id: row.id, name: row.name, live_enabled: row.liveEnabled }

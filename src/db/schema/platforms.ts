@@ -1,4 +1,4 @@
-import { boolean, index, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
+import { boolean, index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core'
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: 'date' })
 
@@ -6,6 +6,8 @@ export const platforms = pgTable('platforms', {
   id: text('id').primaryKey(),
   name: text('name').notNull(),
   liveEnabled: boolean('live_enabled').notNull().default(false),
+  /** Who is emailed about the platform's operations (an unhealthy webhook endpoint, ...). */
+  adminEmails: jsonb('admin_emails').$type<string[]>().notNull().default([]),
   createdAt: ts('created_at').notNull(),
   updatedAt: ts('updated_at').notNull(),
 })

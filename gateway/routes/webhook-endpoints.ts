@@ -1,0 +1,93 @@
+/**
+ * Webhook endpoints: platform-global without Service-Account, that account's with
+ * it. The key's mode becomes the endpoint's mode for life.
+ */
+import { Elysia, t } from 'elysia'
+import { Deleted, Id } from '../../src/schemas/common'
+import * as S from '../../src/schemas/events'
+import type { Principal } from '../../src/services/principal'
+import { createEndpoint, deleteEndpoint, endpointView, getEndpoint, listEndpoints, updateEndpoint, type EndpointScope } from '../../src/services/webhook-endpoints'
+import type { GatewayDeps } from '../context'
+import { op, platformOrAccount } from '../docs'
+import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
+import type { AuthContext } from '../plugins/auth'
+import type { requestContext } from '../plugins/request-context'
+
+const TAG = 'Webhook Endpoints'
+const params = t.Object({ webhook_endpoint: Id() })
+const rule = platformOrAccount()
+
+const scopeOf = (auth: AuthContext): EndpointScope => {
+  const p: Principal = auth.principal
+  return { platformId: p.platformId, mode: p.mode, accountId: auth.account?.id ?? null }
+}
+
+export function webhookEndpointRoutes(deps: GatewayDeps, base: ReturnType<typeof requestContext>) {
+  return new Elysia({ name: 'routes/webhook-endpoints' })
+    .use(base)
+    .get(
+      '/v1/webhook_endpoints',
+      async ({ auth, query, listContext }) => {
+        const ctx = listContext(query)
+        return listEndpoints(deps.db, scopeOf(auth), pageRequest(ctx)).then((page) => listEnvelope(ctx, page, (row) => endpointView(row)))
+      },
+      {
+        query: t.Object(listQuery, { additionalProperties: false }),
+        detail: op('listWebhookEndpoints', { summary: 'List webhook endpoints (platform-global, or the account’s with Service-Account)', tag: TAG, auth: rule, response: S.WebhookEndpoint }),
+      },
+    )
+    .post(
+      '/v1/webhook_endpoints',
+      ({ auth, body, mutate }) =>
+        mutate(async (tx) => {
+          const row = await createEndpoint(tx, deps.clock, scopeOf(auth), body)
+          return { resource: row.id, body: endpointView(row, { withSecret: true }) }
+        }),
+      {
+        body: S.CreateWebhookEndpointRequest,
+        detail: op('createWebhookEndpoint', {
+          summary: 'Create a webhook endpoint',
+          description:
+            'Without Service-Account the endpoint is platform-global and receives every account’s events of its mode; with it, only that account’s. The key’s mode fixes livemode. enabled_events defaults to ["*"]. The secret appears only in this response.',
+          tag: TAG,
+          auth: rule,
+          response: S.WebhookEndpoint,
+        }),
+      },
+    )
+    .get('/v1/webhook_endpoints/:webhook_endpoint', async ({ auth, params }) => endpointView(await getEndpoint(deps.db, scopeOf(auth), params.webhook_endpoint)), {
+      params,
+      detail: op('getWebhookEndpoint', { summary: 'Get a webhook endpoint', tag: TAG, auth: rule, response: S.WebhookEndpoint, errors: { 404: ['webhook_endpoint_not_found'] } }),
+    })
+    .post(
+      '/v1/webhook_endpoints/:webhook_endpoint',
+      ({ auth, params, body, mutate }) =>
+        mutate(async (tx) => {
+          const row = await updateEndpoint(tx, deps.clock, scopeOf(auth), params.webhook_endpoint, body)
+          return { resource: row.id, body: endpointView(row) }
+        }),
+      {
+        params,
+        body: S.UpdateWebhookEndpointRequest,
+        detail: op('updateWebhookEndpoint', {
+          summary: 'Update a webhook endpoint (url, enabled_events, description, status)',
+          tag: TAG,
+          auth: rule,
+          response: S.WebhookEndpoint,
+          errors: { 404: ['webhook_endpoint_not_found'] },
+        }),
+      },
+    )
+    .delete(
+      '/v1/webhook_endpoints/:webhook_endpoint',
+      ({ auth, params, mutate }) =>
+        mutate(async (tx) => {
+          await deleteEndpoint(tx, scopeOf(auth), params.webhook_endpoint)
+          return { resource: params.webhook_endpoint, body: { id: params.webhook_endpoint, object: 'webhook_endpoint', deleted: true } }
+        }),
+      {
+        params,
+        detail: op('deleteWebhookEndpoint', { summary: 'Delete a webhook endpoint', tag: TAG, auth: rule, response: Deleted('webhook_endpoint'), errors: { 404: ['webhook_endpoint_not_found'] } }),
+      },
+    )
+}

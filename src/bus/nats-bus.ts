@@ -1,0 +1,33 @@
+import { connect, StringCodec, type NatsConnection } from 'nats'
+import type { Logger } from '../logger'
+import type { Bus } from './bus'
+
+const sc = StringCodec()
+
+export async function natsBus(url: string, log: Logger): Promise<Bus> {
+  const nc: NatsConnection = await connect({ servers: url, name: 'business-voice', maxReconnectAttempts: -1 })
+  nc.closed().then((err) => {
+    if (err) log.error({ err }, 'NATS connection closed with an error')
+  })
+  return {
+    publish(subject, data) {
+      nc.publish(subject, sc.encode(data))
+    },
+    subscribe(subject, handler) {
+      const sub = nc.subscribe(subject, {
+        callback: (err, msg) => {
+          if (err) return log.warn({ err, subject }, 'NATS subscription error')
+          try {
+            handler(sc.decode(msg.data))
+          } catch (e) {
+            log.warn({ err: e, subject }, 'bus handler failed')
+          }
+        },
+      })
+      return () => sub.unsubscribe()
+    },
+    async close() {
+      await nc.drain().catch(() => nc.close())
+    },
+  }
+}

@@ -1,0 +1,89 @@
+import { bigint, bigserial, boolean, index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core'
+import { sql } from 'drizzle-orm'
+import { ts } from './platforms'
+
+/**
+ * The outbox: every event, written in the same transaction as the change that
+ * caused it. `body` is the exact JSON envelope that is signed and sent. `seq`
+ * orders events; `dispatched` turns true once delivery rows exist for it, so an
+ * event committed late (with a lower seq) is still picked up.
+ */
+export const events = pgTable(
+  'events',
+  {
+    seq: bigserial('seq', { mode: 'number' }).primaryKey(),
+    id: text('id').notNull().unique(),
+    platformId: text('platform_id').notNull(),
+    /** No foreign key: events outlive an account's deletion until delivered. */
+    accountId: text('account_id').notNull(),
+    mode: text('mode', { enum: ['test', 'live'] }).notNull(),
+    type: text('type').notNull(),
+    body: text('body').notNull(),
+    createdAt: ts('created_at').notNull(),
+    dispatched: boolean('dispatched').notNull().default(false),
+  },
+  (t) => [
+    index('events_undispatched_idx').on(t.seq).where(sql`${t.dispatched} = false`),
+    index('events_account_seq_idx').on(t.accountId, t.seq),
+  ],
+)
+
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    id: text('id').primaryKey(),
+    platformId: text('platform_id').notNull(),
+    /** Null: platform-global, receives every account's events of its mode. */
+    accountId: text('account_id'),
+    mode: text('mode', { enum: ['test', 'live'] }).notNull(),
+    url: text('url').notNull(),
+    /** Needed in clear to sign; never returned after the create response. */
+    secret: text('secret').notNull(),
+    enabledEvents: jsonb('enabled_events').$type<string[]>().notNull(),
+    description: text('description'),
+    status: text('status', { enum: ['enabled', 'disabled'] }).notNull(),
+    consecutiveFailures: integer('consecutive_failures').notNull().default(0),
+    unhealthySince: ts('unhealthy_since'),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [index('webhook_endpoints_scope_idx').on(t.platformId, t.mode, t.accountId, t.createdAt, t.id)],
+)
+
+/** One row per (event, endpoint): the delivery's attempts, schedule and outcome. */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    eventSeq: bigint('event_seq', { mode: 'number' }).notNull(),
+    eventId: text('event_id').notNull(),
+    endpointId: text('endpoint_id').notNull(),
+    accountId: text('account_id').notNull(),
+    state: text('state', { enum: ['pending', 'delivered', 'dead'] }).notNull(),
+    attempts: integer('attempts').notNull().default(0),
+    /** How many attempts this delivery may make in all (1 when the endpoint was unhealthy). */
+    maxAttempts: integer('max_attempts').notNull(),
+    nextAttemptAt: ts('next_attempt_at').notNull(),
+    lastStatus: integer('last_status'),
+    lastError: text('last_error'),
+    committedAt: ts('committed_at').notNull(),
+    firstAttemptAt: ts('first_attempt_at'),
+    deliveredAt: ts('delivered_at'),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [
+    index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.state} = 'pending'`),
+    index('webhook_deliveries_dead_idx').on(t.updatedAt, t.id).where(sql`${t.state} = 'dead'`),
+    index('webhook_deliveries_endpoint_idx').on(t.endpointId, t.eventSeq),
+  ],
+)
+
+/** The recorded operator mailbox, used when no SMTP_URL is configured. */
+export const operatorMail = pgTable('operator_mail', {
+  id: text('id').primaryKey(),
+  to: jsonb('to').$type<string[]>().notNull(),
+  subject: text('subject').notNull(),
+  body: text('body').notNull(),
+  createdAt: ts('created_at').notNull(),
+})

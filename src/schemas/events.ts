@@ -1,0 +1,43 @@
+import { EVENT_TYPES } from '../events/catalog'
+import { Body, DateTime, Nullable, T } from './common'
+
+const EventTypeOrStar = T.String({ minLength: 1, maxLength: 100, description: `an event type (${EVENT_TYPES.join(', ')}) or *` })
+
+export const CreateWebhookEndpointRequest = Body({
+  url: T.String({ minLength: 1, maxLength: 2048, format: 'uri', description: 'http or https URL that receives the events' }),
+  enabled_events: T.Optional(T.Array(EventTypeOrStar, { minItems: 1, maxItems: EVENT_TYPES.length + 1, description: "default ['*']" })),
+  description: T.Optional(Nullable(T.String({ maxLength: 500 }))),
+})
+
+export const UpdateWebhookEndpointRequest = Body({
+  url: T.Optional(T.String({ minLength: 1, maxLength: 2048, format: 'uri' })),
+  enabled_events: T.Optional(T.Array(EventTypeOrStar, { minItems: 1, maxItems: EVENT_TYPES.length + 1 })),
+  description: T.Optional(Nullable(T.String({ maxLength: 500 }))),
+  status: T.Optional(T.Union([T.Literal('enabled'), T.Literal('disabled')])),
+})
+
+export const WebhookEndpoint = T.Object({
+  id: T.String(),
+  object: T.Literal('webhook_endpoint'),
+  account: Nullable(T.String({ description: 'null for a platform-global endpoint' })),
+  url: T.String(),
+  secret: T.Optional(T.String({ description: 'only in the create response' })),
+  enabled_events: T.Array(T.String()),
+  description: Nullable(T.String()),
+  status: T.Union([T.Literal('enabled'), T.Literal('disabled')]),
+  livemode: T.Boolean(),
+  healthy: T.Boolean({ description: 'false after 5 consecutive failed deliveries, until one succeeds' }),
+  created_at: DateTime(),
+  updated_at: DateTime(),
+})
+
+export const CreateTestEventRequest = Body({ event: T.String({ minLength: 1, maxLength: 100 }) })
+
+export const Event = T.Object({
+  id: T.String(),
+  type: T.String(),
+  created_at: DateTime(),
+  account_id: T.Optional(T.String()),
+  account: T.Optional(T.String({ description: 'instead of account_id on the four billable-count events' })),
+  data: T.Record(T.String(), T.Unknown()),
+})
