@@ -11,6 +11,7 @@ import { requestContext } from './plugins/request-context'
 import { RouteTable } from './route-table'
 import { accountRoutes } from './routes/accounts'
 import { auditLogRoutes } from './routes/audit-logs'
+import { eventRoutes } from './routes/events'
 import { extensionRoutes } from './routes/extensions'
 import { locationRoutes } from './routes/locations'
 import { meRoutes } from './routes/me'
@@ -35,6 +36,7 @@ export function createApp(deps: GatewayDeps) {
     .use(meRoutes(deps, base))
     .use(auditLogRoutes(deps, base))
     .use(webhookEndpointRoutes(deps, base))
+    .use(eventRoutes(deps, base))
     .use(testHelperRoutes(deps, base))
 
   let openapi: string | undefined

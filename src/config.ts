@@ -32,6 +32,10 @@ export interface Config {
   rateLimitPerSecond: number
   /** Requests a credential may make in a burst above the sustained rate. */
   rateLimitBurst: number
+  /** Seconds between `: heartbeat` comments on an open event stream (real time, not sped up). */
+  eventStreamHeartbeatS: number
+  /** Seconds between event-stream polls of the outbox when no bus wake-up came (real time). */
+  eventStreamPollS: number
   logLevel: string
   roles: Role[]
 }
@@ -134,6 +138,11 @@ export function loadConfig(env: Env = process.env, args: string[] = []): Config 
     mailFrom: env.MAIL_FROM || 'Business Voice <no-reply@localhost>',
     rateLimitPerSecond: int(env, 'RATE_LIMIT_PER_SECOND', 50, 0, 1_000_000),
     rateLimitBurst: int(env, 'RATE_LIMIT_BURST', 100, 1, 1_000_000),
+    eventStreamHeartbeatS: positive(env, 'EVENT_STREAM_HEARTBEAT_S', 15),
+    // Bus wake-ups reach every stream of every process when NATS carries them; the poll
+    // is then only a safety net. Without NATS, processes sharing a database see each
+    // other's commits only by polling.
+    eventStreamPollS: positive(env, 'EVENT_STREAM_POLL_S', env.NATS_URL ? 1 : 0.25),
     logLevel: env.LOG_LEVEL || 'info',
     roles: parseRoles(args),
   }

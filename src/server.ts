@@ -16,6 +16,7 @@ import { sessionTokens } from './services/sessions'
 import { inProcessBus, type Bus } from './bus/bus'
 import { natsBus } from './bus/nats-bus'
 import { createDeliveryEngine, type DeliveryEngine } from './events/delivery'
+import { createEventStreams, OUTBOX_WAKE_SUBJECT, type EventStreams } from './events/stream'
 import { recordedMailbox, smtpMail, type MailTransport } from './events/mail'
 import { httpWebhookTransport } from './events/webhook-transport'
 import { createApp, type App } from '../gateway/app'
@@ -31,6 +32,8 @@ export interface Service {
   bus: Bus
   /** The webhook delivery engine, when this process has the delivery role. */
   delivery?: DeliveryEngine
+  /** The open server-sent event streams of this process (GET /v1/events). */
+  eventStreams: EventStreams
   /** Serves HTTP on config.port (0 picks a free port); returns the bound port. */
   listen(): number
   stop(): Promise<void>
@@ -50,7 +53,7 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
   })
   const bus = config.natsUrl ? await natsBus(config.natsUrl, log) : inProcessBus()
   const mail: MailTransport = config.smtpUrl ? smtpMail(config.smtpUrl, config.mailFrom) : recordedMailbox(database.db, clock)
-  const OUTBOX_WAKE = 'voice.outbox.committed'
+  const OUTBOX_WAKE = OUTBOX_WAKE_SUBJECT
   let delivery: DeliveryEngine | undefined
   let releaseLeadership: (() => Promise<void>) | undefined
   const stopLeadership = new AbortController()
@@ -72,6 +75,14 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
     bus.subscribe(OUTBOX_WAKE, () => engine.wake())
     delivery = engine
   }
+  const eventStreams = createEventStreams({
+    db: database.db,
+    clock,
+    bus,
+    log,
+    heartbeatMs: config.eventStreamHeartbeatS * 1000,
+    pollMs: config.eventStreamPollS * 1000,
+  })
   const app = createApp({
     db: database.db,
     database,
@@ -84,6 +95,7 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
     outboxCommitted: () => bus.publish(OUTBOX_WAKE, ''),
     mail,
     delivery,
+    eventStreams,
     readiness: async () => {
       if (!ready) return false
       await database.ping()
@@ -107,6 +119,7 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
     bootstrap,
     bus,
     delivery,
+    eventStreams,
     listen() {
       // The gateway refuses bodies over MAX_BODY_BYTES with a JSON 413; this hard limit only stops runaway streams.
       app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 4 * MAX_BODY_BYTES })
@@ -117,6 +130,8 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
     },
     async stop() {
       clearInterval(purge)
+      // Open event streams end first, so that stopping the server has no response left to wait for.
+      await eventStreams.close()
       if (listening) await app.stop(true)
       stopLeadership.abort()
       await delivery?.stop()

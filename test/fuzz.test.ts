@@ -279,6 +279,11 @@ const describeAttempt = (x: Attempt) => {
 
 async function send(x: Attempt) {
   const res = await fetch(t.baseUrl + x.path, { method: x.method, headers: x.headers, body: x.body })
+  // An open event stream (GET /v1/events) never ends by itself: its headers are the answer.
+  if (res.ok && res.headers.get('content-type')?.startsWith('text/event-stream')) {
+    await res.body?.cancel()
+    return { status: res.status, text: '', headers: res.headers }
+  }
   const text = await res.text()
   return { status: res.status, text, headers: res.headers }
 }

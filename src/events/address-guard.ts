@@ -30,6 +30,8 @@ const REFUSED_RANGES = new Set([
   'orchid2',
   'droneRemoteIdProtocolEntityTags',
   'as112v6',
+  'deprecatedSiteLocal',
+  'discard',
 ])
 
 export function refusalReason(address: string): string | undefined {
@@ -43,6 +45,10 @@ export function refusalReason(address: string): string | undefined {
     const v6 = parsed as ipaddr.IPv6
     // An IPv4 address dressed as IPv6 is judged as the IPv4 address it reaches.
     if (v6.isIPv4MappedAddress()) return refusalReason(v6.toIPv4Address().toString())
+    // ::a.b.c.d, "IPv4-compatible" (deprecated by RFC 4291, ::/96 apart from :: and ::1):
+    // no public service lives there, and some hosts tunnel it to the IPv4 address.
+    const p = v6.parts
+    if (p[0] === 0 && p[1] === 0 && p[2] === 0 && p[3] === 0 && p[4] === 0 && p[5] === 0 && v6.range() === 'unicast') return 'ipv4Compatible address'
   }
   const range = parsed.range()
   return REFUSED_RANGES.has(range) ? `${range} address` : undefined

@@ -1,14 +1,19 @@
 /**
  * Benchmarks: `npm run bench -- <scenario>` (bun test/bench/run.ts <scenario>).
  *
- * Each scenario starts the real service as its own process against PostgreSQL,
- * drives it from a second process (autocannon under node), and reports; a missed
- * goal is reported, never an error exit. Add a scenario by adding a module under
- * scenarios/ that exports `run(ctx)` and an entry in SCENARIOS below.
+ * Each scenario starts the real service as its own process, drives it from a
+ * second process, and reports; a missed goal is reported, never an error exit. Add
+ * a scenario by adding a module under scenarios/ that exports `run(ctx)` and an
+ * entry in SCENARIOS below.
+ *
+ *   api        GET and POST /v1/users vs a bare Bun.serve baseline (PostgreSQL only)
+ *   webhooks   20,000 events end to end, commit to receipt, on the embedded PGlite
+ *              and on PostgreSQL (see scenarios/webhooks.ts for its own settings)
  *
  * Environment:
  *   DATABASE_URL        PostgreSQL to use (default postgres://root@127.0.0.1:5432/test);
- *                       without a reachable server the bench says so and exits 0
+ *                       without a reachable server a PostgreSQL-only bench says so and
+ *                       exits 0, and the others skip their PostgreSQL run
  *   BENCH_DURATION      seconds measured per run (default 10)
  *   BENCH_WARMUP        seconds of warm-up load per target before measuring (default 2)
  *   BENCH_ROUNDS        slices the measured seconds are split into, alternating real
@@ -41,10 +46,14 @@ export interface BenchContext {
   keepData: boolean
   /** Folder for CPU profiles of the service, when profiling. */
   profileDir?: string
+  /** Why PostgreSQL at databaseUrl cannot be used (only for scenarios that do not require it). */
+  postgresUnavailable?: string
 }
 
 interface Scenario {
   description: string
+  /** 'optional': the scenario also runs without PostgreSQL (and reports its run there as skipped). */
+  postgres?: 'required' | 'optional'
   run(ctx: BenchContext): Promise<void>
 }
 
@@ -52,6 +61,11 @@ const SCENARIOS: Record<string, Scenario> = {
   api: {
     description: 'GET and POST /v1/users on the real service vs a bare Bun.serve doing the same SQL',
     run: async (ctx) => (await import('./scenarios/api')).run(ctx),
+  },
+  webhooks: {
+    description: '20,000 test events to a local receiver: events/s and commit-to-receipt p50/p99, embedded PGlite and PostgreSQL',
+    postgres: 'optional',
+    run: async (ctx) => (await import('./scenarios/webhooks')).run(ctx),
   },
 }
 
@@ -96,7 +110,7 @@ async function main(): Promise<number> {
   }
 
   const pg = await reachablePostgres()
-  if ('error' in pg) {
+  if ('error' in pg && scenario.postgres !== 'optional') {
     console.log(`bench ${name}: skipped, no PostgreSQL reachable at ${redact(pg.url)} (${pg.error}).`)
     console.log('Start PostgreSQL or set DATABASE_URL=postgres://user@host:port/db to run the bench.')
     return 0
@@ -114,11 +128,13 @@ async function main(): Promise<number> {
     baselineEnv: envPairs(process.env.BENCH_BASELINE_ENV),
     keepData: process.env.BENCH_KEEP_DATA === '1',
     profileDir: process.env.BENCH_PROFILE || undefined,
+    postgresUnavailable: 'error' in pg ? pg.error : undefined,
   }
-  console.log(`bench ${name}: PostgreSQL at ${redact(pg.url)}, process logs in ${ctx.logDir}`)
+  const pgNote = 'error' in pg ? `PostgreSQL not reachable at ${redact(pg.url)} (${pg.error})` : `PostgreSQL at ${redact(pg.url)}`
+  console.log(`bench ${name}: ${pgNote}, process logs in ${ctx.logDir}`)
   const load = loadavg()[0]!
   console.log(`machine: ${cpus().length} CPUs, load average ${load.toFixed(2)} at start`)
-  if (load > cpus().length * 0.5) console.log('  note: the machine is busy; throughput and latency will be noisy (the ratio to the baseline less so)')
+  if (load > cpus().length * 0.5) console.log('  note: the machine is busy; throughput and latency will be noisy (a ratio to a baseline less so)')
   const started = performance.now()
   await scenario.run(ctx)
   console.log(`\nbench ${name} finished in ${((performance.now() - started) / 1000).toFixed(1)} s (load average ${loadavg()[0]!.toFixed(2)} at end)`)

@@ -1,0 +1,302 @@
+/**
+ * No committed event is lost by a crash: the real server process (`bun
+ * src/main.ts`) delivers to a slow receiver, is killed with SIGKILL in the middle
+ * of delivering, and is started again on the same data. Every event whose create
+ * request was answered arrives at least once, and per account the first arrivals
+ * keep commit order.
+ *
+ * Data: a PGlite folder on disk (one process at a time may open it); with
+ * DATABASE_URL, a fresh database on that server, created here and dropped after
+ * (the restarted process takes its delivery lock once the killed one's
+ * connection is gone).
+ */
+import { afterAll, expect, test } from 'bun:test'
+import type { Subprocess } from 'bun'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import postgres from 'postgres'
+import { startWebhookReceiver } from './support/webhook-receiver'
+
+const ROOT = join(import.meta.dir, '..')
+const ADMIN = 'crash-test-admin-token-0123456789'
+const ACCOUNTS = 3
+const PER_ACCOUNT = 100
+const N = ACCOUNTS * PER_ACCOUNT
+
+/** Every setting the service reads: not inherited, so the process gets exactly what this test gives it. */
+const SETTINGS = [
+  'PORT', 'HOST', 'BASE_URL', 'DATA_DIR', 'DATABASE_URL', 'NATS_URL', 'VOICE_TEST_KEY', 'VOICE_LIVE_KEY', 'VOICE_LIVE_ENABLED',
+  'VOICE_ADMIN_TOKEN', 'VOICE_CLOCK_SPEED', 'WEBHOOK_RETRY_INTERVAL_S', 'WEBHOOK_TIMEOUT_S', 'WEBHOOK_ALLOW_PRIVATE_TARGETS',
+  'SIP_PORT', 'RATE_LIMIT_PER_SECOND', 'RATE_LIMIT_BURST', 'LOG_LEVEL', 'SMTP_URL',
+]
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.unref()
+    srv.on('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number }
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
+interface Running {
+  proc: Subprocess<'ignore', 'pipe', 'pipe'>
+  url: string
+  log: { text: string }
+}
+const processes = new Set<Running>()
+
+function collect(stream: ReadableStream<Uint8Array>, sink: { text: string }) {
+  const decoder = new TextDecoder()
+  void (async () => {
+    for await (const chunk of stream) sink.text += decoder.decode(chunk, { stream: true })
+  })().catch(() => {})
+}
+
+async function startServer(storeEnv: Record<string, string>): Promise<Running> {
+  const port = await freePort()
+  const env: Record<string, string> = {}
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !SETTINGS.includes(k)) env[k] = v
+  Object.assign(env, {
+    ...storeEnv,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    SIP_PORT: '0',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_SECOND: '0',
+    VOICE_ADMIN_TOKEN: ADMIN,
+    WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
+    // Fast retries should anything fail; a timeout (50 s real) no slow answer here reaches.
+    VOICE_CLOCK_SPEED: '200',
+    WEBHOOK_RETRY_INTERVAL_S: '60',
+    WEBHOOK_TIMEOUT_S: '10000',
+  })
+  if (process.env.NATS_URL) env.NATS_URL = process.env.NATS_URL
+  const proc = Bun.spawn([process.execPath, 'src/main.ts'], { cwd: ROOT, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+  const r: Running = { proc, url: `http://127.0.0.1:${port}`, log: { text: '' } }
+  processes.add(r)
+  collect(proc.stdout, r.log)
+  collect(proc.stderr, r.log)
+  const deadline = Date.now() + 45_000
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode} before it was ready:\n${r.log.text}`)
+    const res = await fetch(`${r.url}/readyz`).catch(() => undefined)
+    if (res?.status === 200) return r
+    await Bun.sleep(100)
+  }
+  throw new Error(`server not ready within 45 s:\n${r.log.text}`)
+}
+
+async function call(r: Running, method: string, path: string, o: { key?: string; account?: string; body?: unknown; admin?: boolean } = {}) {
+  const headers: Record<string, string> = {}
+  if (o.key) headers.authorization = `Bearer ${o.key}`
+  if (o.admin) headers.authorization = `Bearer ${ADMIN}`
+  if (o.account) headers['service-account'] = o.account
+  if (o.body !== undefined) headers['content-type'] = 'application/json'
+  const res = await fetch(r.url + path, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) })
+  const text = await res.text()
+  let body: any = text
+  try {
+    body = JSON.parse(text)
+  } catch {}
+  return { status: res.status, body }
+}
+
+async function freshStore(): Promise<{ env: Record<string, string>; dispose(): Promise<void> }> {
+  const base = process.env.DATABASE_URL
+  if (base) {
+    const name = `voice_crash_${Date.now()}_${randomBytes(3).toString('hex')}`
+    const server = postgres(base, { max: 1, onnotice: () => {} })
+    await server.unsafe(`create database "${name}"`)
+    const url = new URL(base)
+    url.pathname = `/${name}`
+    return {
+      env: { DATABASE_URL: url.toString(), DATA_DIR: 'memory://' },
+      async dispose() {
+        await server.unsafe(`drop database if exists "${name}" with (force)`).catch(() => {})
+        await server.end()
+      },
+    }
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'voice-crash-'))
+  return { env: { DATA_DIR: join(dir, 'data') }, dispose: async () => rmSync(dir, { recursive: true, force: true }) }
+}
+
+const stores: { dispose(): Promise<void> }[] = []
+
+afterAll(async () => {
+  for (const r of processes) {
+    if (r.proc.exitCode === null && r.proc.signalCode === null) r.proc.kill('SIGKILL')
+    await r.proc.exited
+  }
+  for (const s of stores) await s.dispose().catch(() => {})
+}, 30_000)
+
+async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const v = probe()
+    if (v) return v
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await Bun.sleep(20)
+  }
+}
+
+test(`kill -9 in the middle of delivering ${N} events, restart on the same data: every committed event arrives`, async () => {
+  const store = await freshStore()
+  stores.push(store)
+  const rx = await startWebhookReceiver()
+  // Held until every event is committed, then slow (so that the first process dies with
+  // most still to send and some under way), quick after the restart. The service's
+  // timeout (50 s real) is far beyond any of this.
+  let openGate!: () => void
+  const gate = new Promise<void>((resolve) => (openGate = resolve))
+  let delayMs = 40
+  rx.respond(async () => {
+    await gate
+    await Bun.sleep(delayMs)
+    return 200
+  })
+
+  const first = await startServer(store.env)
+  const p = await call(first, 'POST', '/admin/platforms', { admin: true, body: { name: 'Crash platform' } })
+  expect(p.status).toBe(200)
+  const key = p.body.test_key as string
+  const accounts: string[] = []
+  for (let i = 0; i < ACCOUNTS; i++) {
+    const a = await call(first, 'POST', '/v1/accounts', {
+      key,
+      body: {
+        email: 'owner@example.com',
+        primary_contact_name: 'Ada Owner',
+        name: `Crash ${i}`,
+        address: { address_number: '100', street: 'Main St', city: 'Springfield', state: 'IL', postal_code: '62701', country: 'US' },
+        pricing: { per_user_rate: 1500, per_did_rate: 300, per_voiceai_location_rate: 0 },
+      },
+    })
+    expect(a.status).toBe(200)
+    accounts.push(a.body.id)
+  }
+  const ep = await call(first, 'POST', '/v1/webhook_endpoints', { key, body: { url: rx.url } })
+  expect(ep.status).toBe(200)
+
+  // Commit the events: each account's one after another (commit order = creation order), accounts side by side.
+  const committed = new Map<string, string[]>()
+  await Promise.all(
+    accounts.map(async (acct) => {
+      const ids: string[] = []
+      committed.set(acct, ids)
+      for (let i = 0; i < PER_ACCOUNT; i++) {
+        const r = await call(first, 'POST', '/v1/test_helpers/events', { key, account: acct, body: { event: i % 2 ? 'fax.delivered' : 'user.created' } })
+        expect(r.status).toBe(200)
+        ids.push(r.body.id)
+      }
+    }),
+  )
+  const all = [...committed.values()].flat()
+  expect(new Set(all).size).toBe(N)
+
+  // Some have arrived, not all: kill it mid-delivery.
+  openGate()
+  const distinct = () => new Set(rx.requests.map((r) => r.body?.id)).size
+  await until('the first deliveries', () => distinct() >= 30, 20_000)
+  first.proc.kill('SIGKILL')
+  await first.proc.exited
+  const arrivedBefore = distinct()
+  expect(arrivedBefore).toBeGreaterThan(0)
+  expect(arrivedBefore).toBeLessThan(N)
+
+  // Same data, new process: it resumes where the rows say.
+  delayMs = 2
+  const second = await startServer(store.env)
+  await until(
+    `all ${N} events (had ${arrivedBefore} before the kill)`,
+    () => {
+      const got = new Set(rx.requests.map((r) => r.body?.id))
+      return all.every((id) => got.has(id))
+    },
+    45_000,
+  )
+  const received = rx.requests.map((r) => r.body?.id as string)
+  const missing = all.filter((id) => !received.includes(id))
+  expect(missing).toEqual([])
+  // Nothing that was not committed, and per account the first arrivals in commit order.
+  const firsts: { id: string; account: string }[] = []
+  const seen = new Set<string>()
+  for (const r of rx.requests) {
+    if (seen.has(r.body.id)) continue
+    seen.add(r.body.id)
+    firsts.push({ id: r.body.id, account: r.headers['x-service-account-id']! })
+  }
+  expect(firsts.length).toBe(N)
+  for (const acct of accounts) expect(firsts.filter((f) => f.account === acct).map((f) => f.id)).toEqual(committed.get(acct)!)
+  // The service still answers on the same data.
+  const again = await call(second, 'GET', `/v1/webhook_endpoints/${ep.body.id}`, { key })
+  expect(again.status).toBe(200)
+  expect(again.body.healthy).toBe(true)
+}, 120_000)
+
+// With PostgreSQL several processes may have the delivery role: one delivers (it holds
+// the database's 'webhook-delivery' lock), the others stand by and take over when it dies.
+test.skipIf(!process.env.DATABASE_URL)('PostgreSQL: a standby takes over from a killed deliverer, and a standby stops cleanly', async () => {
+  const store = await freshStore()
+  stores.push(store)
+  const rx = await startWebhookReceiver()
+  let openGate!: () => void
+  const gate = new Promise<void>((resolve) => (openGate = resolve))
+  rx.respond(async () => {
+    await gate
+    await Bun.sleep(20)
+    return 200
+  })
+  const leader = await startServer(store.env)
+  const standby = await startServer(store.env)
+
+  const p = await call(standby, 'POST', '/admin/platforms', { admin: true, body: { name: 'Failover platform' } })
+  expect(p.status).toBe(200)
+  const key = p.body.test_key as string
+  const a = await call(standby, 'POST', '/v1/accounts', {
+    key,
+    body: {
+      email: 'owner@example.com',
+      primary_contact_name: 'Ada Owner',
+      name: 'Failover',
+      address: { address_number: '100', street: 'Main St', city: 'Springfield', state: 'IL', postal_code: '62701', country: 'US' },
+      pricing: { per_user_rate: 1500, per_did_rate: 300, per_voiceai_location_rate: 0 },
+    },
+  })
+  expect(a.status).toBe(200)
+  expect((await call(standby, 'POST', '/v1/webhook_endpoints', { key, body: { url: rx.url } })).status).toBe(200)
+  // Committed through the standby's gateway; delivered by whichever process holds the lock.
+  const ids: string[] = []
+  for (let i = 0; i < 60; i++) {
+    const r = await call(standby, 'POST', '/v1/test_helpers/events', { key, account: a.body.id, body: { event: 'fax.delivered' } })
+    expect(r.status).toBe(200)
+    ids.push(r.body.id)
+  }
+  openGate()
+  const distinct = () => new Set(rx.requests.map((r) => r.body?.id)).size
+  await until('the first deliveries', () => distinct() >= 5, 20_000)
+  leader.proc.kill('SIGKILL')
+  await leader.proc.exited
+  expect(distinct()).toBeLessThan(ids.length)
+  await until(`all ${ids.length} events after the takeover`, () => ids.every((id) => rx.requests.some((r) => r.body?.id === id)), 30_000)
+  const firsts = [...new Set(rx.requests.map((r) => r.body.id as string))]
+  expect(firsts).toEqual(ids)
+
+  // A process still waiting for the lock stops cleanly on SIGTERM.
+  const third = await startServer(store.env)
+  third.proc.kill('SIGTERM')
+  const code = await Promise.race([third.proc.exited, Bun.sleep(15_000).then(() => 'still running')])
+  expect({ code, log: code === 0 ? '' : third.log.text }).toEqual({ code: 0, log: '' })
+  // And so does the one delivering.
+  standby.proc.kill('SIGTERM')
+  const code2 = await Promise.race([standby.proc.exited, Bun.sleep(15_000).then(() => 'still running')])
+  expect({ code: code2, log: code2 === 0 ? '' : standby.log.text }).toEqual({ code: 0, log: '' })
+}, 90_000)

@@ -1,0 +1,187 @@
+/**
+ * Webhook targets on loopback and private networks, with the service as an
+ * operator runs it in production (WEBHOOK_ALLOW_PRIVATE_TARGETS unset): each
+ * delivery is refused before anything leaves (a receiver listening on loopback
+ * sees nothing), counts as a failed delivery (a dead letter with a "refused"
+ * reason), and five of them make the endpoint unhealthy.
+ *
+ * Time runs 200 times faster: the 60 s retry interval is 0.3 s of real time.
+ * Data: PGlite in memory; with DATABASE_URL, a fresh database on that server
+ * (created here, dropped after), whose delivery lock this file's process holds alone.
+ */
+import { afterAll, describe, expect, test } from 'bun:test'
+import { randomBytes, randomUUID } from 'node:crypto'
+import postgres from 'postgres'
+import { ADMIN_TOKEN, startTestService } from './support/service'
+import { startWebhookReceiver } from './support/webhook-receiver'
+
+const SPEED = 200
+const INTERVAL_MS = 60_000 / SPEED
+const ATTEMPTS = 6
+
+async function isolatedPostgres(): Promise<{ env: Record<string, string>; dispose(): Promise<void> }> {
+  const base = process.env.DATABASE_URL
+  if (!base) return { env: {}, dispose: async () => {} }
+  const name = `voice_ssrf_${Date.now()}_${randomBytes(3).toString('hex')}`
+  const server = postgres(base, { max: 1, onnotice: () => {} })
+  await server.unsafe(`create database "${name}"`)
+  const url = new URL(base)
+  url.pathname = `/${name}`
+  return {
+    env: { DATABASE_URL: url.toString() },
+    async dispose() {
+      await server.unsafe(`drop database if exists "${name}" with (force)`).catch(() => {})
+      await server.end()
+    },
+  }
+}
+
+const pg = await isolatedPostgres()
+// No WEBHOOK_ALLOW_PRIVATE_TARGETS: the production default.
+const t = await startTestService({ ...pg.env, VOICE_CLOCK_SPEED: String(SPEED), WEBHOOK_RETRY_INTERVAL_S: '60', WEBHOOK_TIMEOUT_S: '100' })
+afterAll(() => pg.dispose())
+expect(t.service.config.webhookAllowPrivateTargets).toBe(false)
+
+const admin = { authorization: `Bearer ${ADMIN_TOKEN}` }
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const v = await probe()
+    if (v) return v
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await Bun.sleep(20)
+  }
+}
+
+async function platformAndAccount(adminEmails?: string[]) {
+  const p = await t.call('POST', '/admin/platforms', { headers: admin, body: { name: 'SSRF platform', ...(adminEmails ? { admin_emails: adminEmails } : {}) } })
+  expect(p.status).toBe(200)
+  const key = p.body.test_key as string
+  const a = await t.call('POST', '/v1/accounts', {
+    key,
+    body: {
+      email: 'owner@example.com',
+      primary_contact_name: 'Ada Owner',
+      name: 'Acme Dental',
+      address: { address_number: '100', street: 'Main St', city: 'Springfield', state: 'IL', postal_code: '62701', country: 'US' },
+      pricing: { per_user_rate: 1500, per_did_rate: 300, per_voiceai_location_rate: 0 },
+    },
+  })
+  expect(a.status).toBe(200)
+  return { key, account: a.body.id as string }
+}
+
+async function endpoint(key: string, account: string, url: string) {
+  const r = await t.call('POST', '/v1/webhook_endpoints', { key, account, body: { url } })
+  // The URL is accepted: whether its address may be reached is decided at delivery, on the address connected to.
+  expect(r.status).toBe(200)
+  return r.body as { id: string; url: string }
+}
+
+async function fire(key: string, account: string) {
+  const r = await t.call('POST', '/v1/test_helpers/events', { key, account, body: { event: 'fax.received' } })
+  expect(r.status).toBe(200)
+  return r.body.id as string
+}
+
+async function deadLetters(): Promise<any[]> {
+  const r = await t.call('GET', '/admin/dead-letters?limit=500', { headers: admin })
+  expect(r.status).toBe(200)
+  return r.body.data
+}
+
+describe('private webhook targets are refused', () => {
+  test('loopback, private, link-local, CGNAT, multicast, unique-local and v4-mapped targets: refused, never reached, dead-lettered', async () => {
+    const rx = await startWebhookReceiver()
+    const { port, pathname } = new URL(rx.url)
+    // A second loopback listener on ::1, when this machine has IPv6 loopback.
+    let v6Hits = 0
+    let v6: ReturnType<typeof Bun.serve> | undefined
+    try {
+      v6 = Bun.serve({
+        hostname: '::1',
+        port: 0,
+        fetch() {
+          v6Hits++
+          return new Response('ok')
+        },
+      })
+    } catch {}
+    try {
+      const targets = [
+        rx.url, // 127.0.0.1
+        `http://localhost:${port}${pathname}`, // a name that resolves to loopback
+        `http://127.1:${port}${pathname}`,
+        `http://2130706433:${port}${pathname}`,
+        `http://0.0.0.0:${port}${pathname}`, // reaches local listeners on Linux
+        `http://[::ffff:127.0.0.1]:${port}${pathname}`,
+        `http://[::1]:${v6?.port ?? port}${pathname}`,
+        `http://10.0.0.1:${port}/hook`,
+        `http://172.16.0.10/hook`,
+        `http://192.168.1.10/hook`,
+        `http://169.254.169.254/latest/meta-data/`,
+        `http://100.64.0.1/hook`,
+        `http://224.0.0.1/hook`,
+        `http://[ff02::1]/hook`,
+        `http://[fc00::1]/hook`,
+        `https://[fd00:ec2::254]/latest/meta-data/`,
+        `http://[fe80::1]/hook`,
+        `http://[::ffff:10.0.0.1]/hook`,
+      ]
+      const { key, account } = await platformAndAccount()
+      const endpoints: { id: string; url: string }[] = []
+      for (const url of targets) endpoints.push(await endpoint(key, account, url))
+      const id = await fire(key, account)
+
+      const dead = await until('a dead letter for every target', async () => {
+        const mine = (await deadLetters()).filter((d) => d.event === id)
+        return mine.length === endpoints.length ? mine : undefined
+      })
+      for (const ep of endpoints) {
+        const d = dead.find((x) => x.endpoint === ep.id)
+        expect({ url: ep.url, error: d?.last_error }).toEqual({ url: ep.url, error: expect.stringMatching(/^refused: /) })
+        expect(d.attempts).toBe(ATTEMPTS) // a refusal is a failed attempt like any other, retried
+        expect(d.last_status).toBeNull()
+      }
+      expect(dead.find((d) => d.endpoint === endpoints[1]!.id).last_error).toContain('localhost resolves to')
+      // Nothing reached a loopback listener.
+      await Bun.sleep(2 * INTERVAL_MS)
+      expect(rx.requests).toEqual([])
+      expect(v6Hits).toBe(0)
+      // One failed delivery each: still healthy.
+      const r = await t.call('GET', `/v1/webhook_endpoints/${endpoints[0]!.id}`, { key, account })
+      expect(r.body.healthy).toBe(true)
+    } finally {
+      await v6?.stop(true)
+    }
+  }, 45_000)
+
+  test('refused deliveries count as failures: 5 make the endpoint unhealthy, then one attempt each', async () => {
+    const mailbox = `ssrf-${randomUUID()}@example.com`
+    const rx = await startWebhookReceiver()
+    const { port, pathname } = new URL(rx.url)
+    const { key, account } = await platformAndAccount([mailbox])
+    const ep = await endpoint(key, account, `http://localhost:${port}${pathname}`)
+    const ids: string[] = []
+    for (let i = 0; i < 5; i++) ids.push(await fire(key, account))
+    await until('five refused dead letters', async () => {
+      const mine = (await deadLetters()).filter((d) => d.endpoint === ep.id)
+      return mine.length === 5 ? mine : undefined
+    })
+    const view = await t.call('GET', `/v1/webhook_endpoints/${ep.id}`, { key, account })
+    expect(view.body.healthy).toBe(false)
+    const mail = await until('the unhealthy-endpoint mail', async () => {
+      const r = await t.call('GET', '/admin/mail?limit=500', { headers: admin })
+      return (r.body.data as any[]).find((m) => m.to.includes(mailbox))
+    })
+    expect(mail.subject).toContain(ep.id)
+    expect(mail.body).toContain('refused')
+
+    const once = await fire(key, account)
+    const d = await until('the single refused attempt', async () => (await deadLetters()).find((x) => x.event === once && x.endpoint === ep.id))
+    expect(d.attempts).toBe(1)
+    expect(d.last_error).toMatch(/^refused: /)
+    expect(rx.requests).toEqual([])
+  }, 45_000)
+})
