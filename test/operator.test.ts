@@ -16,6 +16,7 @@ import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import postgres from 'postgres'
 import { sampleAccount } from './support/service'
+import { collectOutput } from './support/scratch-postgres'
 
 const ROOT = join(import.meta.dir, '..')
 const ADMIN = 'operator-test-admin-token-0123456789'
@@ -63,12 +64,6 @@ interface Running {
 
 const running = new Set<Running>()
 
-function collect(stream: ReadableStream<Uint8Array>, sink: { text: string }) {
-  const decoder = new TextDecoder()
-  void (async () => {
-    for await (const chunk of stream) sink.text += decoder.decode(chunk, { stream: true })
-  })().catch(() => {})
-}
 
 async function startServer(env: Record<string, string>, args: string[] = []): Promise<Running> {
   const port = await freePort()
@@ -81,8 +76,8 @@ async function startServer(env: Record<string, string>, args: string[] = []): Pr
   })
   const r: Running = { proc, url: `http://127.0.0.1:${port}`, out: { text: '' }, err: { text: '' } }
   running.add(r)
-  collect(proc.stdout, r.out)
-  collect(proc.stderr, r.err)
+  collectOutput(proc.stdout, r.out)
+  collectOutput(proc.stderr, r.err)
   // Bounded wait for readiness (database migrated, roles up).
   const deadline = Date.now() + START_TIMEOUT_MS
   while (Date.now() < deadline) {

@@ -12,13 +12,12 @@
  */
 import { afterAll, expect, test } from 'bun:test'
 import type { Subprocess } from 'bun'
-import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import postgres from 'postgres'
 import { startWebhookReceiver } from './support/webhook-receiver'
+import { collectOutput, scratchPostgres } from './support/scratch-postgres'
 
 const ROOT = join(import.meta.dir, '..')
 const ADMIN = 'crash-test-admin-token-0123456789'
@@ -52,12 +51,6 @@ interface Running {
 }
 const processes = new Set<Running>()
 
-function collect(stream: ReadableStream<Uint8Array>, sink: { text: string }) {
-  const decoder = new TextDecoder()
-  void (async () => {
-    for await (const chunk of stream) sink.text += decoder.decode(chunk, { stream: true })
-  })().catch(() => {})
-}
 
 async function startServer(storeEnv: Record<string, string>): Promise<Running> {
   const port = await freePort()
@@ -81,8 +74,8 @@ async function startServer(storeEnv: Record<string, string>): Promise<Running> {
   const proc = Bun.spawn([process.execPath, 'src/main.ts'], { cwd: ROOT, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
   const r: Running = { proc, url: `http://127.0.0.1:${port}`, log: { text: '' } }
   processes.add(r)
-  collect(proc.stdout, r.log)
-  collect(proc.stderr, r.log)
+  collectOutput(proc.stdout, r.log)
+  collectOutput(proc.stderr, r.log)
   const deadline = Date.now() + 45_000
   while (Date.now() < deadline) {
     if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode} before it was ready:\n${r.log.text}`)
@@ -109,21 +102,8 @@ async function call(r: Running, method: string, path: string, o: { key?: string;
 }
 
 async function freshStore(): Promise<{ env: Record<string, string>; dispose(): Promise<void> }> {
-  const base = process.env.DATABASE_URL
-  if (base) {
-    const name = `voice_crash_${Date.now()}_${randomBytes(3).toString('hex')}`
-    const server = postgres(base, { max: 1, onnotice: () => {} })
-    await server.unsafe(`create database "${name}"`)
-    const url = new URL(base)
-    url.pathname = `/${name}`
-    return {
-      env: { DATABASE_URL: url.toString(), DATA_DIR: 'memory://' },
-      async dispose() {
-        await server.unsafe(`drop database if exists "${name}" with (force)`).catch(() => {})
-        await server.end()
-      },
-    }
-  }
+  const pg = await scratchPostgres('crash')
+  if (pg.url) return { env: { ...pg.env, DATA_DIR: 'memory://' }, dispose: pg.dispose }
   const dir = mkdtempSync(join(tmpdir(), 'voice-crash-'))
   return { env: { DATA_DIR: join(dir, 'data') }, dispose: async () => rmSync(dir, { recursive: true, force: true }) }
 }

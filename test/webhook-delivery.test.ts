@@ -14,10 +14,10 @@
  * alongside and this file's process holds that database's delivery lock alone.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
-import { randomBytes, randomUUID } from 'node:crypto'
-import postgres from 'postgres'
+import { randomUUID } from 'node:crypto'
 import { ADMIN_TOKEN, startTestService } from './support/service'
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from './support/webhook-receiver'
+import { scratchPostgres } from './support/scratch-postgres'
 
 const SPEED = 200
 const RETRY_INTERVAL_S = 60
@@ -28,24 +28,8 @@ const INTERVAL_MS = (RETRY_INTERVAL_S * 1000) / SPEED
 const SLACK_MS = 30
 const ATTEMPTS = 6 // the first attempt and 5 retries
 
-async function isolatedPostgres(): Promise<{ env: Record<string, string>; dispose(): Promise<void> }> {
-  const base = process.env.DATABASE_URL
-  if (!base) return { env: {}, dispose: async () => {} }
-  const name = `voice_webhooks_${Date.now()}_${randomBytes(3).toString('hex')}`
-  const server = postgres(base, { max: 1, onnotice: () => {} })
-  await server.unsafe(`create database "${name}"`)
-  const url = new URL(base)
-  url.pathname = `/${name}`
-  return {
-    env: { DATABASE_URL: url.toString() },
-    async dispose() {
-      await server.unsafe(`drop database if exists "${name}" with (force)`).catch(() => {})
-      await server.end()
-    },
-  }
-}
 
-const pg = await isolatedPostgres()
+const pg = await scratchPostgres('webhooks')
 const t = await startTestService({
   ...pg.env,
   VOICE_CLOCK_SPEED: String(SPEED),

@@ -10,33 +10,17 @@
  * (created here, dropped after), whose delivery lock this file's process holds alone.
  */
 import { afterAll, describe, expect, test } from 'bun:test'
-import { randomBytes, randomUUID } from 'node:crypto'
-import postgres from 'postgres'
+import { randomUUID } from 'node:crypto'
 import { ADMIN_TOKEN, startTestService } from './support/service'
 import { startWebhookReceiver } from './support/webhook-receiver'
+import { scratchPostgres } from './support/scratch-postgres'
 
 const SPEED = 200
 const INTERVAL_MS = 60_000 / SPEED
 const ATTEMPTS = 6
 
-async function isolatedPostgres(): Promise<{ env: Record<string, string>; dispose(): Promise<void> }> {
-  const base = process.env.DATABASE_URL
-  if (!base) return { env: {}, dispose: async () => {} }
-  const name = `voice_ssrf_${Date.now()}_${randomBytes(3).toString('hex')}`
-  const server = postgres(base, { max: 1, onnotice: () => {} })
-  await server.unsafe(`create database "${name}"`)
-  const url = new URL(base)
-  url.pathname = `/${name}`
-  return {
-    env: { DATABASE_URL: url.toString() },
-    async dispose() {
-      await server.unsafe(`drop database if exists "${name}" with (force)`).catch(() => {})
-      await server.end()
-    },
-  }
-}
 
-const pg = await isolatedPostgres()
+const pg = await scratchPostgres('ssrf')
 // No WEBHOOK_ALLOW_PRIVATE_TARGETS: the production default.
 const t = await startTestService({ ...pg.env, VOICE_CLOCK_SPEED: String(SPEED), WEBHOOK_RETRY_INTERVAL_S: '60', WEBHOOK_TIMEOUT_S: '100' })
 afterAll(() => pg.dispose())

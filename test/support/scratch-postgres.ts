@@ -1,0 +1,41 @@
+/**
+ * A database of its own on the PostgreSQL server named by DATABASE_URL, dropped
+ * by dispose(): for tests that must not share the delivery lock or leftovers of
+ * database `test` with other files. Without DATABASE_URL there is nothing to do.
+ */
+import { randomBytes } from 'node:crypto'
+import postgres from 'postgres'
+
+export interface ScratchDatabase {
+  /** DATABASE_URL of the scratch database, or undefined without PostgreSQL. */
+  url: string | undefined
+  /** Environment for a service on it (empty without PostgreSQL). */
+  env: Record<string, string>
+  dispose(): Promise<void>
+}
+
+export async function scratchPostgres(label: string): Promise<ScratchDatabase> {
+  const base = process.env.DATABASE_URL
+  if (!base) return { url: undefined, env: {}, dispose: async () => {} }
+  const name = `voice_${label}_${Date.now()}_${randomBytes(3).toString('hex')}`
+  const server = postgres(base, { max: 1, onnotice: () => {} })
+  await server.unsafe(`create database "${name}"`)
+  const url = new URL(base)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    env: { DATABASE_URL: url.toString() },
+    async dispose() {
+      await server.unsafe(`drop database if exists "${name}" with (force)`).catch(() => {})
+      await server.end()
+    },
+  }
+}
+
+/** Collects a child process's output as text, as it arrives. */
+export function collectOutput(stream: ReadableStream<Uint8Array>, sink: { text: string }) {
+  const decoder = new TextDecoder()
+  void (async () => {
+    for await (const chunk of stream) sink.text += decoder.decode(chunk, { stream: true })
+  })().catch(() => {})
+}
