@@ -20,6 +20,10 @@ export const ID_PREFIX = {
   webhookEndpoint: 'we',
   webhookDelivery: 'whd',
   operatorMail: 'mail',
+  phoneNumber: 'pn',
+  phoneNumberOrder: 'pno',
+  call: 'call',
+  timer: 'tmr',
 } as const
 
 export type IdKind = keyof typeof ID_PREFIX

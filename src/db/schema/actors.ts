@@ -1,0 +1,45 @@
+import { index, integer, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core'
+import { ts } from './platforms'
+
+/**
+ * The last persisted snapshot of each actor, keyed by kind and id, with the
+ * machine version it runs (a persisted actor keeps the version it started with).
+ * Written in the same transaction as the events its step caused.
+ */
+export const actorSnapshots = pgTable(
+  'actor_snapshots',
+  {
+    kind: text('kind').notNull(),
+    id: text('id').notNull(),
+    machineVersion: text('machine_version').notNull(),
+    snapshot: jsonb('snapshot').notNull(),
+    /** 'active' until the machine reaches a final state. */
+    status: text('status', { enum: ['active', 'done'] }).notNull(),
+    /** Shard the actor lives on (placement over NATS). */
+    shard: integer('shard').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.kind, t.id] }), index('actor_snapshots_active_idx').on(t.shard, t.status)],
+)
+
+/**
+ * Durable timers: delays that must survive a restart (ring timeouts, simulated
+ * durations). A fire whose token no longer matches the row (replaced or
+ * cancelled) is dropped.
+ */
+export const durableTimers = pgTable(
+  'durable_timers',
+  {
+    id: text('id').primaryKey(),
+    actorKind: text('actor_kind').notNull(),
+    actorId: text('actor_id').notNull(),
+    /** Name of the timer within its actor (one live timer per name). */
+    name: text('name').notNull(),
+    token: text('token').notNull(),
+    dueAt: ts('due_at').notNull(),
+    /** The event sent to the actor when the timer fires. */
+    event: jsonb('event').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('durable_timers_due_idx').on(t.dueAt), index('durable_timers_actor_idx').on(t.actorKind, t.actorId, t.name)],
+)

@@ -1,0 +1,42 @@
+import { sql } from 'drizzle-orm'
+import { index, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core'
+import { accounts } from './accounts'
+import { ts } from './platforms'
+
+/**
+ * Phone numbers held by accounts. A number is live on at most one account at a
+ * time: the partial unique index covers every status but released.
+ */
+export const phoneNumbers = pgTable(
+  'phone_numbers',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+    mode: text('mode', { enum: ['test', 'live'] }).notNull(),
+    number: text('number').notNull(),
+    status: text('status', { enum: ['active', 'inactive', 'pending', 'released'] }).notNull(),
+    orderId: text('order_id'),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+    releasedAt: ts('released_at'),
+  },
+  (t) => [
+    uniqueIndex('phone_numbers_live_uq').on(t.number).where(sql`${t.status} <> 'released'`),
+    index('phone_numbers_account_page_idx').on(t.accountId, t.createdAt, t.id),
+  ],
+)
+
+export const phoneNumberOrders = pgTable(
+  'phone_number_orders',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+    status: text('status', { enum: ['pending', 'complete', 'partial', 'failed'] }).notNull(),
+    orderType: text('order_type', { enum: ['order', 'disconnect'] }).notNull(),
+    /** The E.164 numbers asked for, in request order. */
+    numbers: jsonb('numbers').$type<string[]>().notNull(),
+    createdAt: ts('created_at').notNull(),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [index('phone_number_orders_account_page_idx').on(t.accountId, t.createdAt, t.id)],
+)
