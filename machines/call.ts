@@ -1,0 +1,578 @@
+// call.v1: the lifecycle of ONE call, as a pure XState v5 machine.
+//
+// No I/O, no clock reads: every input event carries `at` (ISO 8601) and the
+// machine stores timestamps from events. Effects are named actions supplied by
+// the caller with `.provide(...)`:
+//   - `emit`      receives `{ type: 'call.*', data }` with exactly the spec's fields
+//   - `spawnCall` receives the request to start the new call of a blind transfer
+// Durable delays (ring timeout) arrive as `TIMER` events from the durable
+// scheduler; `after` timers are not used.
+import { assign, setup } from 'xstate';
+
+// ---------------------------------------------------------------- input
+
+export type CallDirection = 'inbound' | 'outbound' | 'internal';
+export type CallStatus = 'completed' | 'no-answer' | 'busy' | 'failed' | 'voicemail';
+export const CALL_STATUSES: readonly CallStatus[] = ['completed', 'no-answer', 'busy', 'failed', 'voicemail'];
+
+export interface EmergencyInfo {
+  device_id: string | null;
+  extension: string | null;
+  location_id: string | null;
+  location_name: string | null;
+  location_address: string | null;
+  e911_provisioned: boolean;
+}
+
+export interface CallInput {
+  call_id: string;
+  /** outbound and internal start as initiated (placed by a user); inbound as incoming. */
+  direction: CallDirection;
+  from_number: string;
+  from_name?: string | null;
+  to_number: string;
+  /** ISO 8601: when the call was placed / arrived. */
+  started_at: string;
+  /**
+   * outbound/internal: the initiating user (never rung: rule 1).
+   * inbound: the single user the number targets directly, else null.
+   */
+  user_id?: string | null;
+  /** omitted when that side is not a user of the account (rule 5). */
+  from_user_id?: string;
+  to_user_id?: string;
+  /** this call is the consultation leg of a warm transfer; related_call is the primary call. */
+  consultation?: { related_call: string | null };
+  /** this call was placed by a blind transfer (no call.emergency: rule 7). */
+  placed_by_transfer?: { related_call: string | null };
+  /** set when this is emergency dialing (emergency number or carrier test number such as 933). */
+  emergency?: EmergencyInfo;
+  /** start recording when the call is answered by a user. */
+  record?: boolean;
+}
+
+// ---------------------------------------------------------------- input events
+
+type At = { at: string };
+export type CallMachineEvent =
+  /** a user's devices (or, without user_id, the remote side) start ringing. */
+  | ({ type: 'RING'; user_id?: string | null } & At)
+  /** answered by a rung user (user_id) or, without user_id, by the remote non-user party. */
+  | ({ type: 'ANSWER'; user_id?: string | null } & At)
+  /** answered by voicemail / a greeting: signalling answer with nobody connected. */
+  | ({ type: 'VOICEMAIL' } & At)
+  /** a voicemail message was stored for this call. */
+  | ({ type: 'MESSAGE_STORED' } & At)
+  | ({ type: 'HOLD' } & At)
+  | ({ type: 'RESUME' } & At)
+  | ({ type: 'RECORDING_START' } & At)
+  | ({ type: 'RECORDING_PAUSE' } & At)
+  | ({ type: 'RECORDING_RESUME' } & At)
+  | ({ type: 'RECORDING_STOP' } & At)
+  | ({ type: 'BUSY' } & At)
+  | ({ type: 'FAIL'; reason?: string } & At)
+  /** fired by the durable scheduler. */
+  | ({ type: 'TIMER'; timer: 'ring_timeout' } & At)
+  | ({ type: 'HANGUP'; side: 'caller' | 'callee' } & At)
+  /** blind transfer of this call; new_call_id is the id of the new, separate call. */
+  | ({ type: 'BLIND_TRANSFER'; to: string; by: string; new_call_id: string } & At)
+  /** complete a warm transfer: only on a consultation call. */
+  | ({ type: 'COMPLETE_WARM_TRANSFER'; to: string; by: string } & At);
+
+// ---------------------------------------------------------------- emitted events
+
+export interface CallInitiatedData {
+  call_id: string;
+  direction: CallDirection;
+  from_number: string;
+  to_number: string;
+  user_id: string | null;
+  from_user_id?: string;
+  started_at: string;
+}
+export interface CallIncomingData {
+  call_id: string;
+  direction: CallDirection;
+  from_number: string;
+  from_name: string | null;
+  to_number: string;
+  user_id: string | null;
+  from_user_id?: string;
+  to_user_id?: string;
+  started_at: string;
+}
+export interface CallRingingData {
+  call_id: string;
+  user_id: string;
+  direction: CallDirection;
+  from_number: string;
+  from_name: string | null;
+  to_number: string;
+  ringing_at: string;
+}
+export interface CallAnsweredData {
+  call_id: string;
+  direction: CallDirection;
+  from_number: string;
+  from_name: string | null;
+  to_number: string;
+  user_id?: string;
+  to_user_id?: string;
+  started_at: string;
+  answered_at: string | null;
+  connected_at: string | null;
+}
+export interface CallEndData extends CallAnsweredData {
+  ended_at: string;
+  duration_seconds: number;
+  status: CallStatus;
+}
+export interface CallTransferData {
+  call_id: string;
+  direction: CallDirection;
+  from_number: string;
+  to_number: string;
+  transferred_to: string;
+  transferred_by: string;
+  related_call: string | null;
+  transferred_at: string;
+}
+export interface CallEmergencyData {
+  call_id: string;
+  to_number: string;
+  user_id: string | null;
+  device_id: string | null;
+  extension: string | null;
+  location_id?: string | null;
+  location_name?: string | null;
+  location_address: string | null;
+  e911_provisioned: boolean;
+  placed_at: string;
+}
+
+export type CallEmitted =
+  | { type: 'call.initiated'; data: CallInitiatedData }
+  | { type: 'call.incoming'; data: CallIncomingData }
+  | { type: 'call.ringing'; data: CallRingingData }
+  | { type: 'call.answered'; data: CallAnsweredData }
+  | { type: 'call.end'; data: CallEndData }
+  | { type: 'call.transfer'; data: CallTransferData }
+  | { type: 'call.emergency'; data: CallEmergencyData };
+
+export interface SpawnCallRequest {
+  /** id for the new call (chosen by the caller of BLIND_TRANSFER). */
+  call_id: string;
+  related_call: string;
+  transferred_to: string;
+  transferred_by: string;
+  from_number: string;
+  from_name: string | null;
+  at: string;
+}
+
+// ---------------------------------------------------------------- context
+
+export interface CallContext {
+  input: CallInput;
+  from_name: string | null;
+  /** users whose devices rang (call.ringing emitted once each), in order. */
+  rung_users: string[];
+  ringing_at: string | null;
+  answered_at: string | null;
+  connected_at: string | null;
+  /** the user who took the call, null when nobody (remote party, voicemail or unanswered). */
+  answered_by: string | null;
+  message_stored: boolean;
+  recording: { on: boolean; paused: boolean };
+  ended_at: string | null;
+  status: CallStatus | null;
+  duration_seconds: number | null;
+}
+
+// ---------------------------------------------------------------- pure helpers
+
+const validAt = (at: unknown): at is string => typeof at === 'string' && !Number.isNaN(Date.parse(at));
+
+export function durationSeconds(from: string, to: string): number {
+  return Math.max(0, Math.floor((Date.parse(to) - Date.parse(from)) / 1000));
+}
+
+/** Rule 4 (applied to call.answered and call.end). */
+export function reportedUserId(c: CallContext): string | undefined {
+  if (c.input.direction === 'outbound') return c.input.user_id ?? undefined;
+  if (c.answered_by) return c.answered_by;
+  if (c.rung_users.length === 1) return c.rung_users[0];
+  if (c.rung_users.length === 0 && c.input.direction === 'inbound' && c.input.user_id) return c.input.user_id;
+  return undefined;
+}
+
+const initiatingUser = (c: CallContext): string | null =>
+  c.input.direction === 'inbound' ? null : (c.input.user_id ?? c.input.from_user_id ?? null);
+
+function withOptional<T extends object>(base: T, extra: Record<string, string | null | undefined>): T {
+  const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined && v !== null) out[k] = v;
+  return out as T;
+}
+
+export function answeredData(c: CallContext): CallAnsweredData {
+  const i = c.input;
+  return withOptional(
+    {
+      call_id: i.call_id,
+      direction: i.direction,
+      from_number: i.from_number,
+      from_name: c.from_name,
+      to_number: i.to_number,
+      started_at: i.started_at,
+      answered_at: c.answered_at,
+      connected_at: c.connected_at,
+    } as CallAnsweredData,
+    { user_id: reportedUserId(c), to_user_id: c.answered_by ?? i.to_user_id },
+  );
+}
+
+function startEvent(c: CallContext): CallEmitted {
+  const i = c.input;
+  if (i.direction === 'inbound') {
+    return {
+      type: 'call.incoming',
+      data: withOptional(
+        {
+          call_id: i.call_id,
+          direction: i.direction,
+          from_number: i.from_number,
+          from_name: c.from_name,
+          to_number: i.to_number,
+          user_id: i.user_id ?? null,
+          started_at: i.started_at,
+        } as CallIncomingData,
+        { from_user_id: i.from_user_id, to_user_id: i.to_user_id },
+      ),
+    };
+  }
+  return {
+    type: 'call.initiated',
+    data: withOptional(
+      {
+        call_id: i.call_id,
+        direction: i.direction,
+        from_number: i.from_number,
+        to_number: i.to_number,
+        user_id: i.user_id ?? null,
+        started_at: i.started_at,
+      } as CallInitiatedData,
+      { from_user_id: i.from_user_id },
+    ),
+  };
+}
+
+function emergencyEvent(c: CallContext): CallEmitted {
+  const i = c.input;
+  const e = i.emergency!;
+  const data: CallEmergencyData = {
+    call_id: i.call_id,
+    to_number: i.to_number,
+    user_id: i.user_id ?? i.from_user_id ?? null,
+    device_id: e.device_id,
+    extension: e.extension,
+    location_address: e.location_address,
+    e911_provisioned: e.e911_provisioned,
+    placed_at: i.started_at,
+  };
+  // rule 7: location_id and location_name are omitted when not provisioned
+  if (e.e911_provisioned) {
+    data.location_id = e.location_id;
+    data.location_name = e.location_name;
+  }
+  return { type: 'call.emergency', data };
+}
+
+function transferData(c: CallContext, to: string, by: string, related: string | null, at: string): CallTransferData {
+  const i = c.input;
+  return {
+    call_id: i.call_id,
+    direction: i.direction,
+    from_number: i.from_number,
+    to_number: i.to_number,
+    transferred_to: to,
+    transferred_by: by,
+    related_call: related,
+    transferred_at: at,
+  };
+}
+
+const endWith = (c: CallContext, status: CallStatus, at: string): Partial<CallContext> => ({
+  status,
+  ended_at: at,
+  duration_seconds: durationSeconds(c.answered_at ?? c.input.started_at, at),
+  recording: { on: false, paused: false },
+});
+
+// ---------------------------------------------------------------- machine
+
+type Ev<T extends CallMachineEvent['type']> = Extract<CallMachineEvent, { type: T }>;
+
+export const callMachine = setup({
+  types: {
+    context: {} as CallContext,
+    events: {} as CallMachineEvent,
+    input: {} as CallInput,
+  },
+  actions: {
+    emit: (_: unknown, _params: CallEmitted) => {},
+    spawnCall: (_: unknown, _params: SpawnCallRequest) => {},
+  },
+  guards: {
+    validAt: ({ event }) => validAt(event.at),
+    isInbound: ({ context }) => context.input.direction === 'inbound',
+    emergencyApplies: ({ context }) =>
+      context.input.direction !== 'inbound' && !!context.input.emergency && !context.input.placed_by_transfer,
+    /** a ring of a new user, not the initiating user (rule 1). */
+    newUserRing: ({ context, event }) => {
+      if (event.type !== 'RING' || !validAt(event.at) || !event.user_id) return false;
+      return event.user_id !== initiatingUser(context) && !context.rung_users.includes(event.user_id);
+    },
+    /** a remote (non-user) ring, a duplicate ring, or the initiator's own phone: no event. */
+    silentRing: ({ context, event }) => {
+      if (event.type !== 'RING' || !validAt(event.at)) return false;
+      return !event.user_id || event.user_id === initiatingUser(context) || context.rung_users.includes(event.user_id);
+    },
+    /** only a user whose phones rang can answer; without user_id the remote (non-user) party answered. */
+    canAnswer: ({ context, event }) => {
+      if (event.type !== 'ANSWER' || !validAt(event.at)) return false;
+      if (!event.user_id) return context.input.direction !== 'inbound';
+      return context.rung_users.includes(event.user_id);
+    },
+    ringTimeout: ({ event }) => event.type === 'TIMER' && event.timer === 'ring_timeout' && validAt(event.at),
+    recordingOn: ({ context, event }) => validAt(event.at) && context.recording.on && !context.recording.paused,
+    recordingPaused: ({ context, event }) => validAt(event.at) && context.recording.on && context.recording.paused,
+    recordingOff: ({ context, event }) => validAt(event.at) && !context.recording.on,
+    recordingAny: ({ context, event }) => validAt(event.at) && context.recording.on,
+    blindAllowed: ({ context, event }) =>
+      event.type === 'BLIND_TRANSFER' && validAt(event.at) && !context.input.consultation &&
+      !!event.to && !!event.by && !!event.new_call_id,
+    warmAllowed: ({ context, event }) =>
+      event.type === 'COMPLETE_WARM_TRANSFER' && validAt(event.at) && !!context.input.consultation &&
+      !!event.to && !!event.by,
+  },
+}).createMachine({
+  id: 'call.v1',
+  context: ({ input }) => ({
+    input,
+    from_name: input.from_name ?? null,
+    rung_users: [],
+    ringing_at: null,
+    answered_at: null,
+    connected_at: null,
+    answered_by: null,
+    message_stored: false,
+    recording: { on: false, paused: false },
+    ended_at: null,
+    status: null,
+    duration_seconds: null,
+  }),
+  initial: 'start',
+  states: {
+    /** transient: picks initiated or incoming and emits the start event(s). */
+    start: {
+      always: [
+        {
+          guard: 'isInbound',
+          target: 'unanswered.incoming',
+          actions: { type: 'emit', params: ({ context }) => startEvent(context) },
+        },
+        {
+          guard: 'emergencyApplies',
+          target: 'unanswered.initiated',
+          actions: [
+            { type: 'emit', params: ({ context }) => startEvent(context) },
+            { type: 'emit', params: ({ context }) => emergencyEvent(context) },
+          ],
+        },
+        { target: 'unanswered.initiated', actions: { type: 'emit', params: ({ context }) => startEvent(context) } },
+      ],
+    },
+    /** not yet answered: initiated (outbound/internal), incoming (inbound), ringing. */
+    unanswered: {
+      initial: 'initiated',
+      states: { initiated: {}, incoming: {}, ringing: {} },
+      on: {
+        RING: [
+          {
+            guard: 'newUserRing',
+            target: '.ringing',
+            actions: [
+              assign(({ context, event }) => ({
+                rung_users: [...context.rung_users, (event as Ev<'RING'>).user_id!],
+                ringing_at: context.ringing_at ?? event.at,
+              })),
+              {
+                type: 'emit',
+                params: ({ context, event }) => ({
+                  type: 'call.ringing' as const,
+                  data: {
+                    call_id: context.input.call_id,
+                    user_id: (event as Ev<'RING'>).user_id!,
+                    direction: context.input.direction,
+                    from_number: context.input.from_number,
+                    from_name: context.from_name,
+                    to_number: context.input.to_number,
+                    ringing_at: event.at,
+                  },
+                }),
+              },
+            ],
+          },
+          {
+            guard: 'silentRing',
+            target: '.ringing',
+            actions: assign(({ context, event }) => ({ ringing_at: context.ringing_at ?? event.at })),
+          },
+        ],
+        ANSWER: {
+          guard: 'canAnswer',
+          target: 'answered.connected',
+          actions: [
+            assign(({ context, event }) => ({
+              answered_at: event.at,
+              connected_at: event.at,
+              answered_by: (event as Ev<'ANSWER'>).user_id ?? null,
+              recording: context.input.record ? { on: true, paused: false } : context.recording,
+            })),
+            { type: 'emit', params: ({ context }) => ({ type: 'call.answered' as const, data: answeredData(context) }) },
+          ],
+        },
+        VOICEMAIL: {
+          guard: 'validAt',
+          target: 'answered.voicemail',
+          actions: [
+            assign(({ event }) => ({ answered_at: event.at })),
+            { type: 'emit', params: ({ context }) => ({ type: 'call.answered' as const, data: answeredData(context) }) },
+          ],
+        },
+        BUSY: { guard: 'validAt', target: 'ended', actions: assign(({ context, event }) => endWith(context, 'busy', event.at)) },
+        FAIL: { guard: 'validAt', target: 'ended', actions: assign(({ context, event }) => endWith(context, 'failed', event.at)) },
+        TIMER: {
+          guard: 'ringTimeout',
+          target: 'ended',
+          actions: assign(({ context, event }) => endWith(context, 'no-answer', event.at)),
+        },
+        HANGUP: {
+          guard: 'validAt',
+          target: 'ended',
+          actions: assign(({ context, event }) => endWith(context, 'no-answer', event.at)),
+        },
+      },
+    },
+    answered: {
+      initial: 'connected',
+      states: {
+        connected: {
+          initial: 'active',
+          states: {
+            active: { on: { HOLD: { guard: 'validAt', target: 'held' } } },
+            held: { on: { RESUME: { guard: 'validAt', target: 'active' } } },
+          },
+          on: {
+            RECORDING_START: {
+              guard: 'recordingOff',
+              actions: assign({ recording: { on: true, paused: false } }),
+            },
+            RECORDING_PAUSE: {
+              guard: 'recordingOn',
+              actions: assign({ recording: { on: true, paused: true } }),
+            },
+            RECORDING_RESUME: {
+              guard: 'recordingPaused',
+              actions: assign({ recording: { on: true, paused: false } }),
+            },
+            RECORDING_STOP: {
+              guard: 'recordingAny',
+              actions: assign({ recording: { on: false, paused: false } }),
+            },
+            BLIND_TRANSFER: {
+              guard: 'blindAllowed',
+              target: '#call-ended',
+              actions: [
+                assign(({ context, event }) => endWith(context, 'completed', event.at)),
+                {
+                  type: 'emit',
+                  params: ({ context, event }) => {
+                    const e = event as Ev<'BLIND_TRANSFER'>;
+                    return {
+                      type: 'call.transfer' as const,
+                      data: transferData(context, e.to, e.by, e.new_call_id, e.at),
+                    };
+                  },
+                },
+                {
+                  type: 'spawnCall',
+                  params: ({ context, event }) => {
+                    const e = event as Ev<'BLIND_TRANSFER'>;
+                    return {
+                      call_id: e.new_call_id,
+                      related_call: context.input.call_id,
+                      transferred_to: e.to,
+                      transferred_by: e.by,
+                      from_number: context.input.from_number,
+                      from_name: context.from_name,
+                      at: e.at,
+                    };
+                  },
+                },
+              ],
+            },
+            COMPLETE_WARM_TRANSFER: {
+              guard: 'warmAllowed',
+              target: '#call-transferred',
+              actions: {
+                type: 'emit',
+                params: ({ context, event }) => {
+                  const e = event as Ev<'COMPLETE_WARM_TRANSFER'>;
+                  return {
+                    type: 'call.transfer' as const,
+                    data: transferData(context, e.to, e.by, context.input.consultation?.related_call ?? null, e.at),
+                  };
+                },
+              },
+            },
+          },
+        },
+        voicemail: {
+          on: {
+            MESSAGE_STORED: { guard: 'validAt', actions: assign({ message_stored: true }) },
+          },
+        },
+      },
+      on: {
+        HANGUP: {
+          guard: 'validAt',
+          target: 'ended',
+          actions: assign(({ context, event }) =>
+            endWith(context, context.connected_at ? 'completed' : context.message_stored ? 'voicemail' : 'no-answer', event.at),
+          ),
+        },
+      },
+    },
+    /** final: call.end was emitted. */
+    ended: {
+      id: 'call-ended',
+      type: 'final',
+      entry: {
+        type: 'emit',
+        params: ({ context }) => ({
+          type: 'call.end' as const,
+          data: {
+            ...answeredData(context),
+            ended_at: context.ended_at!,
+            duration_seconds: context.duration_seconds!,
+            status: context.status!,
+          },
+        }),
+      },
+    },
+    /** final: a warm-transfer consultation call whose last event is call.transfer. */
+    transferred: { id: 'call-transferred', type: 'final' },
+  },
+});
