@@ -16,6 +16,7 @@ import { extensionRoutes } from './routes/extensions'
 import { locationRoutes } from './routes/locations'
 import { meRoutes } from './routes/me'
 import { operatorRoutes } from './routes/operator'
+import { phoneNumberRoutes } from './routes/phone-numbers'
 import { sessionRoutes } from './routes/sessions'
 import { userRoutes } from './routes/users'
 import { testHelperRoutes } from './routes/test-helpers'
@@ -33,6 +34,7 @@ export function createApp(deps: GatewayDeps) {
     .use(userRoutes(deps, base))
     .use(extensionRoutes(deps, base))
     .use(locationRoutes(deps, base))
+    .use(phoneNumberRoutes(deps, base))
     .use(meRoutes(deps, base))
     .use(auditLogRoutes(deps, base))
     .use(webhookEndpointRoutes(deps, base))

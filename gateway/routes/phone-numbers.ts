@@ -1,0 +1,118 @@
+/** Phone numbers, number orders and number search. Sandbox numbers: +15005550000..+15005559999. */
+import { Elysia, t } from 'elysia'
+import { Id, ListOf } from '../../src/schemas/common'
+import * as S from '../../src/schemas/phone-numbers'
+import {
+  availablePhoneNumbers,
+  createPhoneNumberOrder,
+  getPhoneNumber,
+  getPhoneNumberOrder,
+  listPhoneNumberOrders,
+  listPhoneNumbers,
+  phoneNumberOrderView,
+  phoneNumberView,
+} from '../../src/services/phone-numbers'
+import type { GatewayDeps } from '../context'
+import { accountLevel, op } from '../docs'
+import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
+import type { requestContext } from '../plugins/request-context'
+
+const TAG = 'Phone Numbers'
+const rule = accountLevel('account_onboarding')
+/** Query strings need Elysia's `t` (it reads numbers from text). */
+const AvailableQuery = t.Object(
+  {
+    area_code: t.Optional(t.String({ pattern: '^[2-9][0-9]{2}$', description: 'three-digit area code (NPA); the sandbox range has area code 500' })),
+    npa_nxx: t.Optional(t.String({ pattern: '^[2-9][0-9]{2}[2-9][0-9]{2}$', description: 'six digits, area code and exchange; the sandbox range is 500555' })),
+    city: t.Optional(t.String({ minLength: 1, maxLength: 100, description: 'echoed in each offer as locality' })),
+    state: t.Optional(t.String({ pattern: '^[A-Za-z]{2}$', description: 'two-letter state code, echoed upper-case in each offer' })),
+    zip: t.Optional(t.String({ pattern: '^[0-9]{5}$', description: 'five-digit ZIP code, echoed in each offer' })),
+    quantity: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 10, description: 'how many offers, 1 to 100 (default 10)' })),
+  },
+  { additionalProperties: false },
+)
+const CARRIER = 'Live keys: no carrier is reachable from this deployment, so the answer is 502 carrier_unavailable (not transient: retrying does not help until a carrier is configured).'
+
+export function phoneNumberRoutes(deps: GatewayDeps, base: ReturnType<typeof requestContext>) {
+  return new Elysia({ name: 'routes/phone-numbers' })
+    .use(base)
+    .get(
+      '/v1/available-phone-numbers',
+      async ({ auth, query, path }) => {
+        const data = await availablePhoneNumbers(deps.db, auth.account!.mode, query)
+        return { object: 'list' as const, url: path, next_page_url: null, previous_page_url: null, data }
+      },
+      {
+        query: AvailableQuery,
+        detail: op('searchAvailablePhoneNumbers', {
+          summary: 'Search numbers available to order',
+          description:
+            'A list envelope of at most `quantity` offers, never paged (next_page_url and previous_page_url are always null; search again for more). ' +
+            'Sandbox: the lowest numbers of +15005550000..+15005559999 that are live on no account, in ascending order, leaving out the call simulator destinations +15005550100..+15005550104. ' +
+            'area_code must be 500 and npa_nxx 500555 to match anything (otherwise the list is empty); city, state and zip do not narrow the sandbox range and are echoed in each offer as locality. ' +
+            'An offer is not a reservation: ordering is first come, first served. ' +
+            CARRIER,
+          tag: TAG,
+          auth: rule,
+          response: ListOf(S.AvailablePhoneNumber),
+          errors: { 502: ['carrier_unavailable'] },
+        }),
+      },
+    )
+    .get(
+      '/v1/phone-number-orders',
+      async ({ auth, query, listContext }) => {
+        const ctx = listContext(query)
+        const page = await listPhoneNumberOrders(deps.db, auth.account!.id, { status: query.status, order_type: query.order_type }, pageRequest(ctx))
+        return listEnvelope(ctx, page, phoneNumberOrderView)
+      },
+      {
+        query: t.Object({ ...listQuery, status: t.Optional(S.OrderStatus), order_type: t.Optional(S.OrderType) }, { additionalProperties: false }),
+        detail: op('listPhoneNumberOrders', { summary: 'List number orders', tag: TAG, auth: rule, response: S.PhoneNumberOrder }),
+      },
+    )
+    .post(
+      '/v1/phone-number-orders',
+      ({ auth, body, mutate }) =>
+        mutate(async (tx) => {
+          const { order } = await createPhoneNumberOrder(tx, deps.clock, auth.account!, body)
+          return { resource: order.id, body: phoneNumberOrderView(order) }
+        }),
+      {
+        body: S.CreatePhoneNumberOrderRequest,
+        detail: op('createPhoneNumberOrder', {
+          summary: 'Order phone numbers',
+          description:
+            'All or nothing: either every number is ordered or none is. Sandbox numbers (+15005550000..+15005559999, except the simulator destinations +15005550100..+15005550104) order instantly and free: ' +
+            'the order is complete and the numbers active. Any other number gives 400 invalid_sandbox_phone_number; a repeated number gives validation_error. ' +
+            'Numbers live anywhere give 409 phone_numbers_already_claimed with details.already_on_account and details.in_service_elsewhere (both always present). ' +
+            'Every number the account holds but released ones counts against config.max_phone_numbers (default 25); going over gives 409 phone_number_limit_exceeded, whose message states the held count, the cap and the count attempted. ' +
+            CARRIER,
+          tag: TAG,
+          auth: rule,
+          response: S.PhoneNumberOrder,
+          errors: { 400: ['invalid_sandbox_phone_number'], 409: ['phone_numbers_already_claimed', 'phone_number_limit_exceeded'], 502: ['carrier_unavailable'] },
+        }),
+      },
+    )
+    .get('/v1/phone-number-orders/:order_id', async ({ auth, params }) => phoneNumberOrderView(await getPhoneNumberOrder(deps.db, auth.account!.id, params.order_id)), {
+      params: t.Object({ order_id: Id() }),
+      detail: op('getPhoneNumberOrder', { summary: 'Get a number order', tag: TAG, auth: rule, response: S.PhoneNumberOrder, errors: { 404: ['phone_number_order_not_found'] } }),
+    })
+    .get(
+      '/v1/phone-numbers',
+      async ({ auth, query, listContext }) => {
+        const ctx = listContext(query)
+        const page = await listPhoneNumbers(deps.db, auth.account!.id, { status: query.status }, pageRequest(ctx))
+        return listEnvelope(ctx, page, phoneNumberView)
+      },
+      {
+        query: t.Object({ ...listQuery, status: t.Optional(S.PhoneNumberStatus) }, { additionalProperties: false }),
+        detail: op('listPhoneNumbers', { summary: 'List phone numbers', tag: TAG, auth: rule, response: S.PhoneNumber }),
+      },
+    )
+    .get('/v1/phone-numbers/:phone_number_id', async ({ auth, params }) => phoneNumberView(await getPhoneNumber(deps.db, auth.account!.id, params.phone_number_id)), {
+      params: t.Object({ phone_number_id: Id() }),
+      detail: op('getPhoneNumber', { summary: 'Get a phone number', tag: TAG, auth: rule, response: S.PhoneNumber, errors: { 404: ['phone_number_not_found'] } }),
+    })
+}
