@@ -42,6 +42,10 @@ const validBodies: Record<string, Record<string, unknown>> = {
   'POST /v1/extensions/:number': { status: 'active' },
   'POST /v1/locations': { name: 'Branch', address: sampleAccount().address },
   'POST /v1/locations/:location_id': { name: 'Main' },
+  'POST /v1/webhook_endpoints': { url: 'https://hooks.example.com/voice', enabled_events: ['*'] },
+  'POST /v1/webhook_endpoints/:webhook_endpoint': { status: 'disabled' },
+  'POST /v1/test_helpers/events': { event: 'fax.received' },
+  'POST /v1/phone-number-orders': { phone_numbers: ['+15005559990'] },
   'POST /admin/platforms': { name: 'Fuzzed platform' },
   'POST /admin/platforms/:id': { name: 'Fuzzed platform' },
 }
