@@ -24,6 +24,9 @@ export const ID_PREFIX = {
   phoneNumberOrder: 'pno',
   call: 'call',
   timer: 'tmr',
+  recording: 'rec',
+  voicemail: 'vm',
+  listener: 'lst',
 } as const
 
 export type IdKind = keyof typeof ID_PREFIX
