@@ -1,0 +1,536 @@
+/**
+ * The actor runtime, embedded mode: spawn, address and stop actors by kind and id;
+ * one mailbox per actor (one message at a time); every step persisted; supervision
+ * with restart from the last persisted snapshot; durable timers.
+ *
+ * A step:
+ *  1. the XState actor takes the message; the effects it asks for are only
+ *     collected by the named actions supplied with `.provide` (`emit`, `schedule`,
+ *     `cancelTimer`, plus whatever the kind adds): no I/O inside the machine step;
+ *  2. ONE transaction: upsert the snapshot (`getPersistedSnapshot()`), append the
+ *     collected events to the outbox, write the timer rows (and claim the fire that
+ *     caused the step, if any);
+ *  3. only then the sender's promise resolves (the acknowledgement), and the
+ *     `afterCommit` effects run.
+ * If anything throws (a machine action, a guard, the database), the in-memory actor
+ * is discarded and re-created from its last persisted snapshot after a capped,
+ * jittered exponential backoff, and the same message is retried; after
+ * `maxAttempts` the sender gets an `ActorStepFailed`. An acknowledged message is
+ * therefore always in the database; an unacknowledged one is the sender's to retry.
+ *
+ * Placement: `ActorClient` is what gateways and other actors use. Here it is the
+ * in-process `ActorHost`; a NATS placement layer can implement the same interface
+ * (route `voice.<kind>.<shard>.<id>` to the host owning the shard) without changing
+ * callers. The host writes `shard` 0 on every row.
+ */
+import { and, eq } from 'drizzle-orm'
+import {
+  createActor,
+  type Actor,
+  type AnyStateMachine,
+  type EventFromLogic,
+  type EventObject,
+  type InputFrom,
+  type SnapshotFrom,
+  type StateValue,
+} from 'xstate'
+import type { Clock } from '../src/clock'
+import type { Db } from '../src/db/client'
+import { actorSnapshots } from '../src/db/schema'
+import { appendEvents, type NewEvent, type StoredEvent } from '../src/events/outbox'
+import {
+  cancelActorTimers,
+  cancelTimer,
+  claimTimer,
+  currentTimer,
+  DurableScheduler,
+  scheduleTimer,
+  type TimerRow,
+} from '../src/scheduler/durable-timers'
+
+// ---------------------------------------------------------------- errors
+
+/** Errors that cross to the sender (and, later, over the wire as typed replies). */
+export class ActorError extends Error {
+  constructor(
+    readonly code: 'actor_not_found' | 'actor_exists' | 'actor_done' | 'actor_step_failed' | 'unknown_kind' | 'unknown_machine_version' | 'host_closed',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options)
+    this.name = 'ActorError'
+  }
+}
+export class ActorNotFound extends ActorError {
+  constructor(kind: string, id: string) {
+    super('actor_not_found', `no ${kind} actor ${id}`)
+  }
+}
+export class ActorExists extends ActorError {
+  constructor(kind: string, id: string) {
+    super('actor_exists', `${kind} actor ${id} already exists`)
+  }
+}
+/** The actor reached a final state (or was stopped) and takes no more messages. */
+export class ActorDone extends ActorError {
+  constructor(kind: string, id: string) {
+    super('actor_done', `${kind} actor ${id} has finished`)
+  }
+}
+/** Every attempt of the step failed; the message was not applied (nothing was written). */
+export class ActorStepFailed extends ActorError {
+  constructor(kind: string, id: string, readonly attempts: number, cause: unknown) {
+    super('actor_step_failed', `${kind} actor ${id}: step failed after ${attempts} attempts: ${String((cause as Error)?.message ?? cause)}`, { cause })
+  }
+}
+
+// ---------------------------------------------------------------- kinds
+
+/** What a machine's `schedule` action asks for: a durable timer, by name, replacing a live one of that name. */
+export interface ScheduleRequest {
+  name: string
+  /** Delay in simulated milliseconds from the injected clock's now... */
+  delayMs?: number
+  /** ...or an absolute due time. */
+  at?: string | Date
+  /** Delivered to the machine when the timer fires. */
+  event: EventObject & Record<string, unknown>
+}
+
+/** The effect collectors handed to a kind's action implementations. Nothing here does I/O. */
+export interface Effects {
+  emit(event: NewEvent | NewEvent[]): void
+  schedule(req: ScheduleRequest): void
+  cancelTimer(name: string): void
+  /** Runs after the step committed (e.g. sending another actor a message). Errors are reported, not retried. */
+  afterCommit(fn: () => Promise<unknown> | unknown): void
+}
+
+export interface StepContext {
+  kind: string
+  id: string
+}
+
+export interface ActorKind<TMachine extends AnyStateMachine = AnyStateMachine> {
+  kind: string
+  /** Every registered version; new actors start on the first. Each machine's id carries its version (`call.v1`). */
+  machines: readonly [TMachine, ...AnyStateMachine[]]
+  /**
+   * Maps what the machine's `emit` action receives to outbox events (the kind knows
+   * the account and mode, usually from the context). Default: params are a NewEvent.
+   */
+  toEvents?: (emitted: unknown, ctx: StepContext & { context: unknown }) => NewEvent | NewEvent[] | null | undefined
+  /** More action implementations (or overrides), built on the collectors. */
+  actions?: (fx: Effects, ctx: StepContext) => Record<string, (args: { context: unknown; event: EventObject }, params: never) => void>
+}
+
+export function defineActorKind<TMachine extends AnyStateMachine>(k: ActorKind<TMachine>): ActorKind<TMachine> {
+  return k
+}
+
+// ---------------------------------------------------------------- client
+
+export interface StepResult {
+  kind: string
+  id: string
+  /** Machine state after the step. */
+  value: StateValue
+  context: unknown
+  status: 'active' | 'done'
+  /** Events the step committed to the outbox. */
+  events: StoredEvent[]
+}
+
+/** Addresses actors by kind and id. In-process now; a bus-backed client later. */
+export interface ActorClient {
+  /** Creates the actor; rejects with ActorExists when the id is taken. */
+  spawn(kind: string, id: string, input: unknown): Promise<StepResult>
+  /** Resolves once the step the message caused committed. */
+  send<E extends EventObject>(kind: string, id: string, message: E): Promise<StepResult>
+  /** Terminates the actor: status done, timers cancelled, disposed. */
+  stop(kind: string, id: string): Promise<void>
+  /** The persisted state, without waking the actor. */
+  inspect(kind: string, id: string): Promise<{ machineVersion: string; status: 'active' | 'done'; snapshot: unknown } | undefined>
+}
+
+/** A typed view of one kind: input and messages checked against the machine. */
+export function kindClient<TMachine extends AnyStateMachine>(client: ActorClient, k: ActorKind<TMachine>) {
+  return {
+    spawn: (id: string, input: InputFrom<TMachine>) => client.spawn(k.kind, id, input),
+    send: (id: string, message: EventFromLogic<TMachine>) => client.send(k.kind, id, message),
+    stop: (id: string) => client.stop(k.kind, id),
+    inspect: (id: string) => client.inspect(k.kind, id),
+  }
+}
+
+// ---------------------------------------------------------------- host
+
+export interface RestartPolicy {
+  /** Attempts per message, the first included. */
+  maxAttempts: number
+  baseMs: number
+  capMs: number
+}
+
+export const DEFAULT_RESTART: RestartPolicy = { maxAttempts: 5, baseMs: 20, capMs: 2_000 }
+
+/** Capped exponential backoff with jitter (half to full), real milliseconds. */
+export function restartDelay(policy: RestartPolicy, failures: number, random = Math.random): number {
+  const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** Math.max(0, failures - 1))
+  return ceiling / 2 + (ceiling / 2) * random()
+}
+
+export interface ActorHostOptions {
+  db: Db
+  clock: Clock
+  kinds: ActorKind<AnyStateMachine>[]
+  restart?: Partial<RestartPolicy>
+  /** Real milliseconds between timer polls (see DurableScheduler). */
+  timerPollMs?: number
+  /** false: no background timer polling (tests drive `host.timers.tick()`). Default true. */
+  pollTimers?: boolean
+  /** Supervision and background errors: (what happened, details). */
+  onEvent?: (e: HostEvent) => void
+}
+
+export type HostEvent =
+  | { type: 'restart'; kind: string; id: string; attempt: number; delayMs: number; error: unknown }
+  | { type: 'gave_up'; kind: string; id: string; attempts: number; error: unknown }
+  | { type: 'timer_dropped'; kind: string; id: string; timerId: string }
+  | { type: 'after_commit_failed'; kind: string; id: string; error: unknown }
+  | { type: 'timer_delivery_failed'; timerId: string; error: unknown }
+
+type Message =
+  | { type: 'spawn'; input: unknown }
+  | { type: 'send'; event: EventObject }
+  | { type: 'fire'; timerId: string; token: string }
+  | { type: 'stop' }
+
+type Collected = { type: 'event'; event: NewEvent } | { type: 'schedule'; req: ScheduleRequest } | { type: 'cancel'; name: string }
+
+interface Entry {
+  kind: ActorKind
+  id: string
+  /** The live XState actor; undefined until (re)hydrated, and after a failed step. */
+  actor?: Actor<AnyStateMachine>
+  machineVersion?: string
+  /** The error the running actor reported in this step. */
+  error?: { e: unknown }
+  tail: Promise<unknown>
+  /** Messages queued or running; the entry leaves the registry when this is 0 and no actor is live. */
+  pending: number
+  /** The actor finished (final state or stopped): later messages are refused without a database read. */
+  done: boolean
+  collected: Collected[]
+  afterCommit: (() => unknown)[]
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * One per process: the registry of live actors (keyed by kind and id), their
+ * mailboxes and supervision, and the timer poller for their durable timers.
+ */
+export class ActorHost implements ActorClient {
+  private readonly registry = new Map<string, Entry>()
+  private readonly kinds = new Map<string, ActorKind>()
+  private readonly policy: RestartPolicy
+  readonly timers: DurableScheduler
+  private closed = false
+
+  constructor(private readonly opts: ActorHostOptions) {
+    for (const k of opts.kinds) this.kinds.set(k.kind, k)
+    this.policy = { ...DEFAULT_RESTART, ...opts.restart }
+    this.timers = new DurableScheduler({
+      db: opts.db,
+      clock: opts.clock,
+      pollIntervalMs: opts.timerPollMs,
+      deliver: (t) => this.fire(t),
+      onError: (error, t) => this.opts.onEvent?.({ type: 'timer_delivery_failed', timerId: t?.id ?? '', error }),
+    })
+  }
+
+  /** Starts polling durable timers (timers of every actor resume from their rows; actors wake lazily). */
+  start(): this {
+    if (this.opts.pollTimers !== false) this.timers.start()
+    return this
+  }
+
+  /** Stops the poller, lets every mailbox drain, and drops the live actors (their state is in the database). */
+  async close(): Promise<void> {
+    this.closed = true
+    await this.timers.stop()
+    await Promise.all([...this.registry.values()].map((e) => e.tail.catch(() => {})))
+    for (const e of this.registry.values()) e.actor?.stop()
+    this.registry.clear()
+  }
+
+  /** Live (in-memory) actors, for tests and metrics. */
+  liveCount(): number {
+    let n = 0
+    for (const e of this.registry.values()) if (e.actor) n++
+    return n
+  }
+
+  spawn(kind: string, id: string, input: unknown): Promise<StepResult> {
+    return this.enqueue(kind, id, { type: 'spawn', input }) as Promise<StepResult>
+  }
+
+  send<E extends EventObject>(kind: string, id: string, message: E): Promise<StepResult> {
+    return this.enqueue(kind, id, { type: 'send', event: message }) as Promise<StepResult>
+  }
+
+  async stop(kind: string, id: string): Promise<void> {
+    await this.enqueue(kind, id, { type: 'stop' })
+  }
+
+  async inspect(kind: string, id: string) {
+    const [row] = await this.opts.db
+      .select({ machineVersion: actorSnapshots.machineVersion, status: actorSnapshots.status, snapshot: actorSnapshots.snapshot })
+      .from(actorSnapshots)
+      .where(and(eq(actorSnapshots.kind, kind), eq(actorSnapshots.id, id)))
+    return row
+  }
+
+  /** Delivers a timer fire to its actor; a stale fire (cancelled, replaced, already taken) is dropped. */
+  async fire(t: TimerRow): Promise<void> {
+    if (!this.kinds.has(t.actorKind)) throw new ActorError('unknown_kind', `no actor kind ${t.actorKind}`)
+    await this.enqueue(t.actorKind, t.actorId, { type: 'fire', timerId: t.id, token: t.token })
+  }
+
+  // ------------------------------------------------------------ mailbox
+
+  private enqueue(kindName: string, id: string, msg: Message): Promise<StepResult | undefined> {
+    if (this.closed) return Promise.reject(new ActorError('host_closed', 'the actor host is closed'))
+    const kind = this.kinds.get(kindName)
+    if (!kind) return Promise.reject(new ActorError('unknown_kind', `no actor kind ${kindName}`))
+    const key = `${kindName}\u0000${id}`
+    let entry = this.registry.get(key)
+    if (!entry) {
+      entry = { kind, id, tail: Promise.resolve(), pending: 0, done: false, collected: [], afterCommit: [] }
+      this.registry.set(key, entry)
+    }
+    const e = entry
+    e.pending++
+    const run = e.tail
+      .then(() => this.supervise(e, msg))
+      .finally(() => {
+        // dispose: an entry without a live actor and without mail leaves the registry
+        if (--e.pending === 0 && !e.actor && this.registry.get(key) === e) this.registry.delete(key)
+      })
+    e.tail = run.catch(() => {})
+    return run
+  }
+
+  /** Runs one message with restarts: a failed attempt discards the live actor and retries from the persisted snapshot. */
+  private async supervise(e: Entry, msg: Message): Promise<StepResult | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        if (e.done) return await this.afterDone(e, msg)
+        return await this.step(e, msg)
+      } catch (err) {
+        if (err instanceof ActorError) {
+          if (err instanceof ActorDone) this.dispose(e)
+          throw err
+        }
+        this.discard(e)
+        if (attempt >= this.policy.maxAttempts) {
+          this.opts.onEvent?.({ type: 'gave_up', kind: e.kind.kind, id: e.id, attempts: attempt, error: err })
+          throw new ActorStepFailed(e.kind.kind, e.id, attempt, err)
+        }
+        const delayMs = restartDelay(this.policy, attempt)
+        this.opts.onEvent?.({ type: 'restart', kind: e.kind.kind, id: e.id, attempt, delayMs, error: err })
+        await sleep(delayMs)
+      }
+    }
+  }
+
+  /** A message queued behind the final step. */
+  private async afterDone(e: Entry, msg: Message): Promise<undefined> {
+    if (msg.type === 'fire' || msg.type === 'stop') return undefined
+    if (msg.type === 'spawn') throw new ActorExists(e.kind.kind, e.id)
+    throw new ActorDone(e.kind.kind, e.id)
+  }
+
+  private discard(e: Entry) {
+    e.actor?.stop()
+    e.actor = undefined
+    e.error = undefined
+    e.collected = []
+    e.afterCommit = []
+  }
+
+  /** After a final state: the live actor goes; the entry leaves the registry once its mailbox is empty. */
+  private dispose(e: Entry) {
+    this.discard(e)
+    e.done = true
+  }
+
+  // ------------------------------------------------------------ step
+
+  private provided(e: Entry, machine: AnyStateMachine): AnyStateMachine {
+    const ctx: StepContext = { kind: e.kind.kind, id: e.id }
+    const fx: Effects = {
+      emit: (ev) => {
+        for (const event of Array.isArray(ev) ? ev : [ev]) e.collected.push({ type: 'event', event })
+      },
+      schedule: (req) => e.collected.push({ type: 'schedule', req }),
+      cancelTimer: (name) => e.collected.push({ type: 'cancel', name }),
+      afterCommit: (fn) => e.afterCommit.push(fn),
+    }
+    const toEvents = e.kind.toEvents
+    const base = {
+      emit: ({ context }: { context: unknown }, params: unknown) => {
+        const out = toEvents ? toEvents(params, { ...ctx, context }) : (params as NewEvent)
+        if (out) fx.emit(out)
+      },
+      schedule: (_: unknown, params: ScheduleRequest) => fx.schedule(params),
+      cancelTimer: (_: unknown, params: { name: string } | string) => fx.cancelTimer(typeof params === 'string' ? params : params.name),
+    }
+    return machine.provide({ actions: { ...base, ...e.kind.actions?.(fx, ctx) } } as never)
+  }
+
+  private startActor(e: Entry, machine: AnyStateMachine, opts: { input?: unknown; snapshot?: unknown }) {
+    const actor = createActor(this.provided(e, machine), opts as never) as Actor<AnyStateMachine>
+    actor.subscribe({ error: (err) => (e.error = { e: err }) })
+    e.actor = actor
+    e.machineVersion = machine.id
+    actor.start()
+    this.throwIfFailed(e)
+  }
+
+  private throwIfFailed(e: Entry) {
+    const snap = e.actor?.getSnapshot() as SnapshotFrom<AnyStateMachine> | undefined
+    if (e.error) throw e.error.e
+    if (snap?.status === 'error') throw snap.error
+  }
+
+  private async loadRow(e: Entry) {
+    const [row] = await this.opts.db
+      .select()
+      .from(actorSnapshots)
+      .where(and(eq(actorSnapshots.kind, e.kind.kind), eq(actorSnapshots.id, e.id)))
+    return row
+  }
+
+  /** Re-creates the live actor from its persisted snapshot (lazy rehydration, and restart after a failure). */
+  private async hydrate(e: Entry): Promise<void> {
+    if (e.actor) return
+    const row = await this.loadRow(e)
+    if (!row) throw new ActorNotFound(e.kind.kind, e.id)
+    if (row.status === 'done') throw new ActorDone(e.kind.kind, e.id)
+    const machine = e.kind.machines.find((m) => m.id === row.machineVersion)
+    if (!machine) throw new ActorError('unknown_machine_version', `${e.kind.kind} actor ${e.id} runs ${row.machineVersion}, which is not registered`)
+    this.startActor(e, machine, { snapshot: row.snapshot })
+    // Restoring does not re-run entry actions; nothing collected belongs to a step.
+    e.collected = []
+    e.afterCommit = []
+  }
+
+  private async step(e: Entry, msg: Message): Promise<StepResult | undefined> {
+    const { db, clock } = this.opts
+    const kindName = e.kind.kind
+    let claim: { timerId: string; token: string } | undefined
+    let fresh = false
+
+    if (msg.type === 'spawn') {
+      if (!e.actor && (await this.loadRow(e))) throw new ActorExists(kindName, e.id)
+      if (e.actor) throw new ActorExists(kindName, e.id)
+      fresh = true
+      e.collected = []
+      e.afterCommit = []
+      this.startActor(e, e.kind.machines[0], { input: msg.input })
+    } else if (msg.type === 'fire') {
+      const timer = await currentTimer(db, msg.timerId, msg.token)
+      if (!timer) {
+        this.opts.onEvent?.({ type: 'timer_dropped', kind: kindName, id: e.id, timerId: msg.timerId })
+        return undefined
+      }
+      try {
+        await this.hydrate(e)
+      } catch (err) {
+        // An orphan timer of a finished or missing actor: take it and drop the fire.
+        if (err instanceof ActorDone || err instanceof ActorNotFound) {
+          await claimTimer(db, msg.timerId, msg.token)
+          this.opts.onEvent?.({ type: 'timer_dropped', kind: kindName, id: e.id, timerId: msg.timerId })
+          if (err instanceof ActorDone) this.dispose(e)
+          return undefined
+        }
+        throw err
+      }
+      claim = msg
+      e.collected = []
+      e.afterCommit = []
+      e.actor!.send(timer.event as EventObject)
+      this.throwIfFailed(e)
+    } else if (msg.type === 'stop') {
+      const row = await this.loadRow(e)
+      if (!row) throw new ActorNotFound(kindName, e.id)
+      if (row.status !== 'done') {
+        await db.transaction(async (tx) => {
+          await tx
+            .update(actorSnapshots)
+            .set({ status: 'done', updatedAt: clock.now() })
+            .where(and(eq(actorSnapshots.kind, kindName), eq(actorSnapshots.id, e.id)))
+          await cancelActorTimers(tx as unknown as Db, kindName, e.id)
+        })
+      }
+      this.dispose(e)
+      return undefined
+    } else {
+      await this.hydrate(e)
+      e.collected = []
+      e.afterCommit = []
+      e.actor!.send(msg.event)
+      this.throwIfFailed(e)
+    }
+
+    const actor = e.actor!
+    const snap = actor.getSnapshot() as SnapshotFrom<AnyStateMachine>
+    const persisted = actor.getPersistedSnapshot()
+    const status: 'active' | 'done' = snap.status === 'done' ? 'done' : 'active'
+    const collected = e.collected
+    const afterCommit = e.afterCommit
+    e.collected = []
+    e.afterCommit = []
+    const now = clock.now()
+
+    const events = await db.transaction(async (txRaw) => {
+      const tx = txRaw as unknown as Db
+      if (claim && !(await claimTimer(tx, claim.timerId, claim.token))) {
+        // Cannot happen while this host is the actor's only writer; roll back and let the retry drop it.
+        throw new Error(`timer ${claim.timerId} was taken concurrently`)
+      }
+      const values = { machineVersion: e.machineVersion!, snapshot: persisted, status, shard: 0, updatedAt: now }
+      if (fresh) await tx.insert(actorSnapshots).values({ kind: kindName, id: e.id, ...values })
+      else
+        await tx
+          .insert(actorSnapshots)
+          .values({ kind: kindName, id: e.id, ...values })
+          .onConflictDoUpdate({ target: [actorSnapshots.kind, actorSnapshots.id], set: values })
+      const stored = await appendEvents(
+        tx,
+        clock,
+        collected.flatMap((c) => (c.type === 'event' ? [c.event] : [])),
+      )
+      if (status === 'done') await cancelActorTimers(tx, kindName, e.id)
+      else
+        for (const c of collected) {
+          if (c.type === 'schedule') {
+            const dueAt = c.req.at !== undefined ? new Date(c.req.at) : new Date(now.getTime() + (c.req.delayMs ?? 0))
+            await scheduleTimer(tx, clock, { actorKind: kindName, actorId: e.id, name: c.req.name, dueAt, event: c.req.event })
+          } else if (c.type === 'cancel') await cancelTimer(tx, kindName, e.id, c.name)
+        }
+      return stored
+    })
+
+    const result: StepResult = { kind: kindName, id: e.id, value: snap.value as StateValue, context: snap.context, status, events }
+    if (status === 'done') this.dispose(e)
+    for (const fn of afterCommit) {
+      Promise.resolve()
+        .then(fn)
+        .catch((error) => this.opts.onEvent?.({ type: 'after_commit_failed', kind: kindName, id: e.id, error }))
+    }
+    return result
+  }
+}

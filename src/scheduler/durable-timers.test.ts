@@ -1,0 +1,136 @@
+/**
+ * Durable timers: rows with a due time and a token; a stale or replaced fire is
+ * dropped; due by the injected clock. PGlite, and PostgreSQL when DATABASE_URL is set.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { and, eq } from 'drizzle-orm'
+import { manualClock } from '../clock'
+import { openDatabase, type Database } from '../db/client'
+import { durableTimers } from '../db/schema'
+import { cancelActorTimers, cancelTimer, claimTimer, currentTimer, DurableScheduler, scheduleTimer, type TimerRow } from './durable-timers'
+
+let database: Database
+const run = Math.random().toString(36).slice(2, 10)
+let n = 0
+const uid = () => `thing_${run}_${++n}`
+
+beforeAll(async () => {
+  database = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: 'memory://' })
+  await database.migrate()
+})
+afterAll(async () => {
+  await database?.close()
+})
+
+const rowsOf = (actorId: string) =>
+  database.db.select().from(durableTimers).where(and(eq(durableTimers.actorKind, 'thing'), eq(durableTimers.actorId, actorId)))
+
+describe('durable timer rows', () => {
+  test('one live timer per name: scheduling again replaces the token, due time and event', async () => {
+    const clock = manualClock()
+    const actorId = uid()
+    const a = await scheduleTimer(database.db, clock, { actorKind: 'thing', actorId, name: 'ring', dueAt: new Date(clock.now().getTime() + 1000), event: { type: 'A' } })
+    expect(a.id).toStartWith('tmr_')
+    const b = await scheduleTimer(database.db, clock, { actorKind: 'thing', actorId, name: 'ring', dueAt: new Date(clock.now().getTime() + 2000), event: { type: 'B' } })
+    expect(b.id).toBe(a.id)
+    expect(b.token).not.toBe(a.token)
+    expect(await rowsOf(actorId)).toHaveLength(1)
+    // the stale fire (old token) is neither current nor claimable
+    expect(await currentTimer(database.db, a.id, a.token)).toBeUndefined()
+    expect(await claimTimer(database.db, a.id, a.token)).toBe(false)
+    expect((await currentTimer(database.db, b.id, b.token))?.event).toEqual({ type: 'B' })
+    // claimed once only
+    expect(await claimTimer(database.db, b.id, b.token)).toBe(true)
+    expect(await claimTimer(database.db, b.id, b.token)).toBe(false)
+  })
+
+  test('cancel by name and cancel all of an actor', async () => {
+    const clock = manualClock()
+    const actorId = uid()
+    const t = await scheduleTimer(database.db, clock, { actorKind: 'thing', actorId, name: 'x', dueAt: clock.now(), event: { type: 'X' } })
+    await scheduleTimer(database.db, clock, { actorKind: 'thing', actorId, name: 'y', dueAt: clock.now(), event: { type: 'Y' } })
+    expect(await cancelTimer(database.db, 'thing', actorId, 'x')).toBe(true)
+    expect(await cancelTimer(database.db, 'thing', actorId, 'x')).toBe(false)
+    expect(await claimTimer(database.db, t.id, t.token)).toBe(false)
+    await cancelActorTimers(database.db, 'thing', actorId)
+    expect(await rowsOf(actorId)).toHaveLength(0)
+  })
+})
+
+describe('DurableScheduler', () => {
+  test('delivers a timer when the injected clock reaches its due time, and resumes from rows in a new scheduler', async () => {
+    const clock = manualClock('2031-01-01T00:00:00.000Z')
+    const actorId = uid()
+    await scheduleTimer(database.db, clock, { actorKind: 'thing', actorId, name: 'ring', dueAt: new Date(clock.now().getTime() + 30_000), event: { type: 'T' } })
+    const got: TimerRow[] = []
+    const deliver = async (t: TimerRow) => {
+      if (t.actorId !== actorId) return
+      got.push(t)
+      await claimTimer(database.db, t.id, t.token)
+    }
+    const first = new DurableScheduler({ db: database.db, clock, deliver })
+    clock.advance(10_000)
+    await first.tick()
+    expect(got).toHaveLength(0)
+    await first.stop()
+    // "restart": a new scheduler over the same rows
+    const second = new DurableScheduler({ db: database.db, clock, deliver })
+    clock.advance(20_000)
+    await second.tick()
+    expect(got.map((t) => t.event)).toEqual([{ type: 'T' }])
+    await second.tick()
+    expect(got).toHaveLength(1)
+  })
+
+  test('a failed delivery leaves the row and is retried after a backoff', async () => {
+    const clock = manualClock('2032-01-01T00:00:00.000Z')
+    const actorId = uid()
+    await scheduleTimer(database.db, clock, { actorKind: 'thing', actorId, name: 'ring', dueAt: clock.now(), event: { type: 'T' } })
+    let calls = 0
+    const errors: unknown[] = []
+    const s = new DurableScheduler({
+      db: database.db,
+      clock,
+      onError: (e) => errors.push(e),
+      deliver: async (t) => {
+        if (t.actorId !== actorId) return
+        calls++
+        if (calls === 1) throw new Error('actor busy')
+        await claimTimer(database.db, t.id, t.token)
+      },
+    })
+    await s.tick()
+    expect(calls).toBe(1)
+    expect(errors).toHaveLength(1)
+    await s.tick() // still backing off (>= 50 ms real)
+    expect(calls).toBe(1)
+    await Bun.sleep(120)
+    await s.tick()
+    expect(calls).toBe(2)
+    expect(await rowsOf(actorId)).toHaveLength(0)
+  })
+
+  test('the background loop polls every few real milliseconds', async () => {
+    const clock = manualClock('2033-01-01T00:00:00.000Z')
+    const actorId = uid()
+    await scheduleTimer(database.db, clock, { actorKind: 'thing', actorId, name: 'ring', dueAt: new Date(clock.now().getTime() + 1000), event: { type: 'T' } })
+    let fired = 0
+    const s = new DurableScheduler({
+      db: database.db,
+      clock,
+      pollIntervalMs: 2,
+      deliver: async (t) => {
+        if (t.actorId !== actorId) return
+        fired++
+        await claimTimer(database.db, t.id, t.token)
+      },
+    })
+    s.start()
+    await Bun.sleep(20)
+    expect(fired).toBe(0)
+    clock.advance(1000)
+    for (let i = 0; i < 200 && fired === 0; i++) await Bun.sleep(5)
+    await s.stop()
+    expect(fired).toBe(1)
+  })
+})
