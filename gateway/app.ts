@@ -11,6 +11,7 @@ import { requestContext } from './plugins/request-context'
 import { RouteTable } from './route-table'
 import { accountRoutes } from './routes/accounts'
 import { auditLogRoutes } from './routes/audit-logs'
+import { callRoutes, downloadRoutes } from './routes/calls'
 import { eventRoutes } from './routes/events'
 import { extensionRoutes } from './routes/extensions'
 import { locationRoutes } from './routes/locations'
@@ -40,6 +41,8 @@ export function createApp(deps: GatewayDeps) {
     .use(webhookEndpointRoutes(deps, base))
     .use(eventRoutes(deps, base))
     .use(testHelperRoutes(deps, base))
+    .use(callRoutes(deps, base))
+    .use(downloadRoutes(deps))
 
   let openapi: string | undefined
   app.get('/v1/openapi.json', ({ set }) => {

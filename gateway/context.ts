@@ -5,6 +5,8 @@ import type { Database } from '../src/db/client'
 import type { DeliveryEngine } from '../src/events/delivery'
 import type { MailTransport } from '../src/events/mail'
 import type { EventStreams } from '../src/events/stream'
+import type { CallSimulator } from '../actors/call-simulator'
+import type { BlobStorage } from '../src/storage/blob-storage'
 
 /** Everything the gateway needs, handed in by main.ts (or a test). */
 export interface GatewayDeps extends Deps {
@@ -18,6 +20,12 @@ export interface GatewayDeps extends Deps {
   delivery?: DeliveryEngine
   /** The account event streams of this process (GET /v1/events). */
   eventStreams: EventStreams
+  /** Sandbox call simulator (POST /v1/test_helpers/calls), present when this process runs the worker role. */
+  callSimulator?: CallSimulator
+  /** Recording and voicemail audio. */
+  storage: BlobStorage
+  /** Signs and verifies download URLs (src/services/download-urls). */
+  downloadKey: string
   /** Roles of this process that must be ready before /readyz answers 200. */
   readiness: () => Promise<boolean>
 }

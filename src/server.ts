@@ -21,6 +21,13 @@ import { recordedMailbox, smtpMail, type MailTransport } from './events/mail'
 import { httpWebhookTransport } from './events/webhook-transport'
 import { createApp, type App } from '../gateway/app'
 import { MAX_BODY_BYTES } from '../gateway/plugins/request-context'
+import { ActorHost } from '../actors/runtime'
+import { createCallKind } from '../actors/call-actor'
+import { createCallSimulator, createSimKind, type CallSimulator } from '../actors/call-simulator'
+import { simulatedRecordingWav } from '../media/simulated-audio'
+import { WAV_CONTENT_TYPE } from '../media/wav'
+import { createStorage } from './storage/create-storage'
+import { loadDownloadSigningKey } from './services/download-urls'
 
 export interface Service {
   app: App
@@ -34,6 +41,8 @@ export interface Service {
   delivery?: DeliveryEngine
   /** The open server-sent event streams of this process (GET /v1/events). */
   eventStreams: EventStreams
+  /** The actor host (call actors, simulated calls, durable timers), when this process has the worker role. */
+  actors?: ActorHost
   /** Serves HTTP on config.port (0 picks a free port); returns the bound port. */
   listen(): number
   stop(): Promise<void>
@@ -83,6 +92,42 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
     heartbeatMs: config.eventStreamHeartbeatS * 1000,
     pollMs: config.eventStreamPollS * 1000,
   })
+  // Recording and voicemail audio, and the key that signs their download URLs.
+  const storage = createStorage(config)
+  const downloadKey = await loadDownloadSigningKey(database.db)
+  // Worker role (embedded: in this process): the actor host with its durable timer poller.
+  let actors: ActorHost | undefined
+  let callSimulator: CallSimulator | undefined
+  if (config.roles.includes('worker')) {
+    const wake = () => bus.publish(OUTBOX_WAKE, '')
+    const onError = (err: unknown) => log.warn({ err }, 'call effect failed')
+    const callKind = createCallKind({
+      db: database.db,
+      clock,
+      outboxCommitted: wake,
+      onSpawnCall: (req, parent) => callSimulator?.spawnTransferLeg(req, parent),
+      onError,
+    })
+    const simKind = createSimKind({
+      db: database.db,
+      clock,
+      client: () => actors!,
+      outboxCommitted: wake,
+      onError,
+      storage,
+      audio: (seed, durationMs) => ({ bytes: simulatedRecordingWav({ seed, durationMs }), contentType: WAV_CONTENT_TYPE }),
+    })
+    const host = new ActorHost({
+      db: database.db,
+      clock,
+      kinds: [callKind.kind, simKind.kind] as never,
+      onEvent: (e) => {
+        if (e.type !== 'restart' && e.type !== 'timer_dropped') log.warn({ event: e }, 'actor host')
+      },
+    })
+    actors = host
+    callSimulator = createCallSimulator({ clock, client: host, settled: callKind.settled })
+  }
   const app = createApp({
     db: database.db,
     database,
@@ -96,6 +141,9 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
     mail,
     delivery,
     eventStreams,
+    callSimulator,
+    storage,
+    downloadKey,
     readiness: async () => {
       if (!ready) return false
       await database.ping()
@@ -107,6 +155,7 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
   }, 3600_000)
   purge.unref?.()
   await delivery?.start()
+  actors?.start()
   ready = true
 
   let listening = false
@@ -120,6 +169,7 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
     bus,
     delivery,
     eventStreams,
+    actors,
     listen() {
       // The gateway refuses bodies over MAX_BODY_BYTES with a JSON 413; this hard limit only stops runaway streams.
       app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 4 * MAX_BODY_BYTES })
@@ -134,6 +184,7 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
       await eventStreams.close()
       if (listening) await app.stop(true)
       stopLeadership.abort()
+      await actors?.close()
       await delivery?.stop()
       await releaseLeadership?.()
       await bus.close()

@@ -45,6 +45,7 @@ const validBodies: Record<string, Record<string, unknown>> = {
   'POST /v1/webhook_endpoints': { url: 'https://hooks.example.com/voice', enabled_events: ['*'] },
   'POST /v1/webhook_endpoints/:webhook_endpoint': { status: 'disabled' },
   'POST /v1/test_helpers/events': { event: 'fax.received' },
+  'POST /v1/test_helpers/calls': { user: user.id, direction: 'outbound', to_number: '+15005550102', scenario: { outcome: 'busy', ring_seconds: 1 } },
   'POST /v1/phone-number-orders': { phone_numbers: ['+15005559990'] },
   'POST /admin/platforms': { name: 'Fuzzed platform' },
   'POST /admin/platforms/:id': { name: 'Fuzzed platform' },

@@ -1,0 +1,157 @@
+/**
+ * The call actor: binds the pure `call.v1` machine to effects.
+ *  - `emit`      → one outbox event (envelope data exactly as emitted; platform,
+ *                  account and mode from the actor input), committed with the step;
+ *  - projection  → after commit, the `calls` row (the call log) is written as the
+ *                  call moves: inserted on call.initiated/incoming, updated on
+ *                  ringing/answered/transfer/end; `status` stays null until the end.
+ *                  The projection is derived only from emitted data, so replaying it
+ *                  is harmless; writes of one call are serialised (`settled(id)`).
+ *  - `spawnCall` → handed to the owner (blind transfer) after commit.
+ */
+import { eq } from 'drizzle-orm'
+import type { Clock } from '../src/clock'
+import type { Db } from '../src/db/client'
+import { calls } from '../src/db/schema'
+import { callMachine, type CallEmitted, type CallInput, type SpawnCallRequest } from '../machines/call'
+import { defineActorKind, type Effects } from './runtime'
+
+export const CALL_KIND = 'call'
+
+export interface CallOwner {
+  platformId: string
+  accountId: string
+  mode: 'test' | 'live'
+}
+
+/** What the call actor is spawned with: the machine input plus who owns the call. */
+export interface CallActorInput extends CallInput {
+  owner: CallOwner
+  simulated?: boolean
+}
+
+export interface CallKindOptions {
+  db: Db
+  clock: Clock
+  /** Tells delivery that a step committed events. */
+  outboxCommitted?: () => void
+  /** A blind transfer asks for a new call (runs after the step committed). */
+  onSpawnCall?: (req: SpawnCallRequest, parent: CallActorInput) => Promise<unknown> | unknown
+  onError?: (err: unknown) => void
+}
+
+const d = (iso: string | null | undefined) => (iso ? new Date(iso) : null)
+
+/** The `calls` row change for one emitted call event. */
+async function project(db: Db, clock: Clock, input: CallActorInput, ev: CallEmitted): Promise<void> {
+  const now = clock.now()
+  const id = input.call_id
+  switch (ev.type) {
+    case 'call.initiated':
+    case 'call.incoming': {
+      const data = ev.data as unknown as Record<string, unknown>
+      await db
+        .insert(calls)
+        .values({
+          id,
+          accountId: input.owner.accountId,
+          mode: input.owner.mode,
+          direction: input.direction,
+          fromNumber: input.from_number,
+          fromLabel: (input.from_name as string | null | undefined) ?? null,
+          toNumber: input.to_number,
+          userId: (data.user_id as string | null) ?? null,
+          fromUserId: input.from_user_id ?? null,
+          toUserId: input.to_user_id ?? null,
+          status: null,
+          startedAt: new Date(input.started_at),
+          relatedCall: input.placed_by_transfer?.related_call ?? input.consultation?.related_call ?? null,
+          simulated: input.simulated ?? false,
+          createdAt: new Date(input.started_at),
+          updatedAt: now,
+        })
+        .onConflictDoNothing()
+      return
+    }
+    case 'call.ringing': {
+      const [row] = await db.select({ ringingAt: calls.ringingAt }).from(calls).where(eq(calls.id, id))
+      if (row && !row.ringingAt) await db.update(calls).set({ ringingAt: new Date(ev.data.ringing_at), userId: ev.data.user_id, updatedAt: now }).where(eq(calls.id, id))
+      return
+    }
+    case 'call.answered':
+      await db
+        .update(calls)
+        .set({
+          answeredAt: d(ev.data.answered_at),
+          connectedAt: d(ev.data.connected_at),
+          ...(ev.data.user_id ? { userId: ev.data.user_id } : {}),
+          ...(ev.data.to_user_id ? { toUserId: ev.data.to_user_id } : {}),
+          updatedAt: now,
+        })
+        .where(eq(calls.id, id))
+      return
+    case 'call.transfer':
+      if (ev.data.related_call && !input.consultation) await db.update(calls).set({ relatedCall: ev.data.related_call, updatedAt: now }).where(eq(calls.id, id))
+      return
+    case 'call.end':
+      await db
+        .update(calls)
+        .set({
+          status: ev.data.status,
+          answeredAt: d(ev.data.answered_at),
+          connectedAt: d(ev.data.connected_at),
+          endedAt: new Date(ev.data.ended_at),
+          durationSeconds: ev.data.duration_seconds,
+          ...(ev.data.user_id ? { userId: ev.data.user_id } : {}),
+          ...(ev.data.to_user_id ? { toUserId: ev.data.to_user_id } : {}),
+          updatedAt: now,
+        })
+        .where(eq(calls.id, id))
+      return
+    default:
+      return
+  }
+}
+
+/** The call actor kind, bound to a database and clock. `settled(id)` resolves once that call's projection writes are done. */
+export function createCallKind(opts: CallKindOptions) {
+  const chains = new Map<string, Promise<void>>()
+  const enqueue = (id: string, work: () => Promise<unknown>) => {
+    const next = (chains.get(id) ?? Promise.resolve())
+      .then(work)
+      .then(
+        () => {},
+        (err) => opts.onError?.(err),
+      )
+    chains.set(id, next)
+    void next.then(() => {
+      if (chains.get(id) === next) chains.delete(id)
+    })
+    return next
+  }
+
+  const kind = defineActorKind({
+    kind: CALL_KIND,
+    machines: [callMachine],
+    actions: (fx: Effects) => ({
+      emit: ({ context }: { context: unknown }, params: CallEmitted) => {
+        const input = (context as { input: CallActorInput }).input
+        fx.emit({ platformId: input.owner.platformId, accountId: input.owner.accountId, mode: input.owner.mode, type: params.type, data: params.data as unknown as Record<string, unknown> })
+        fx.afterCommit(() => {
+          opts.outboxCommitted?.()
+          return enqueue(input.call_id, () => project(opts.db, opts.clock, input, params))
+        })
+      },
+      spawnCall: ({ context }: { context: unknown }, params: SpawnCallRequest) => {
+        const input = (context as { input: CallActorInput }).input
+        fx.afterCommit(() => opts.onSpawnCall?.(params, input))
+      },
+    }),
+  })
+
+  return {
+    kind,
+    /** Resolves when the projection writes queued so far for this call are done. */
+    settled: (id: string) => chains.get(id) ?? Promise.resolve(),
+  }
+}

@@ -1,0 +1,113 @@
+import { Body, DateTime, E164, Expanded, Id, Nullable, T, Text } from './common'
+
+const Direction = T.Union([T.Literal('inbound'), T.Literal('outbound'), T.Literal('internal')])
+export const CallStatus = T.Union([T.Literal('completed'), T.Literal('no-answer'), T.Literal('busy'), T.Literal('failed'), T.Literal('voicemail')])
+
+export const Recording = T.Object({
+  id: T.String(),
+  object: T.Literal('recording'),
+  call_id: T.String(),
+  status: T.Union([T.Literal('recording'), T.Literal('processing'), T.Literal('available'), T.Literal('failed')]),
+  duration_seconds: Nullable(T.Integer()),
+  created_at: DateTime(),
+})
+
+export const CallLog = T.Object(
+  {
+    id: T.String(),
+    object: T.Literal('call'),
+    account: T.String(),
+    direction: Direction,
+    from_number: Nullable(T.String()),
+    from_label: Nullable(T.String({ description: 'caller-ID name' })),
+    to_number: Nullable(T.String()),
+    user_id: Nullable(T.String()),
+    from_user_id: Nullable(T.String()),
+    to_user_id: Nullable(T.String()),
+    status: Nullable(CallStatus),
+    started_at: DateTime(),
+    ringing_at: Nullable(DateTime()),
+    answered_at: Nullable(DateTime()),
+    connected_at: Nullable(DateTime()),
+    related_call: Nullable(T.String()),
+    simulated: T.Boolean(),
+    ended_at: T.Optional(Nullable(DateTime())),
+    duration_seconds: T.Optional(Nullable(T.Integer())),
+    recording: T.Optional(Nullable(Recording)),
+    summary: T.Optional(Nullable(T.String())),
+    sentiment: T.Optional(T.Unknown()),
+  },
+  { description: 'While the call is in flight status is null and fields known only after the end (ended_at, duration_seconds, recording, summary, sentiment) are absent.' },
+)
+
+export const Voicemail = T.Object({
+  id: T.String(),
+  object: T.Literal('voicemail'),
+  account: T.String(),
+  owner: Nullable(T.String({ description: 'the owning user; null for a shared box' })),
+  call_id: Nullable(T.String()),
+  from_number: Nullable(T.String()),
+  from_name: Nullable(T.String()),
+  duration_seconds: T.Integer(),
+  is_read: T.Boolean(),
+  summary: Nullable(T.String()),
+  sentiment: T.Unknown(),
+  created_at: DateTime(),
+  updated_at: DateTime(),
+  call: T.Optional(Nullable(CallLog)),
+})
+
+export const RecordingDownload = T.Composite([
+  Recording,
+  T.Object({
+    url: T.String({ description: 'signed download URL serving the audio (audio/wav); no API key needed until it expires' }),
+    expires_at: DateTime(),
+  }),
+])
+
+export const Transcript = T.Object({
+  object: T.Literal('transcript'),
+  call_id: T.String(),
+  recording: T.String(),
+  status: T.Union([T.Literal('processing'), T.Literal('completed')]),
+  segments: T.Array(T.Object({ speaker: T.String(), start_seconds: T.Number(), end_seconds: T.Number(), text: T.String() })),
+  summary: Nullable(T.String()),
+  sentiment: T.Unknown(),
+})
+
+const Seconds = (what: string) => T.Optional(T.Integer({ minimum: 0, maximum: 100_000, description: `${what}; clamped to 120` }))
+export const Outcome = T.Union([T.Literal('answered'), T.Literal('no-answer'), T.Literal('busy'), T.Literal('voicemail')])
+
+export const Scenario = T.Object({
+  outcome: Outcome,
+  ring_seconds: T.Integer(),
+  talk_seconds: T.Integer(),
+  voicemail_seconds: T.Integer(),
+  recording: T.Boolean(),
+})
+
+export const CreateTestCallRequest = Body({
+  user: Id('a user of the sandbox account'),
+  direction: T.Optional(T.Union([T.Literal('inbound'), T.Literal('outbound')], { description: "default 'inbound'" })),
+  to_number: T.Optional(T.String({ minLength: 1, maxLength: 32, pattern: '^[+0-9() .\\-]+$', description: 'outbound destination; magic numbers +15005550100..0104 and 933 (digits matched, formatting ignored)' })),
+  from_number: T.Optional(E164()),
+  from_name: T.Optional(Nullable(Text(100))),
+  scenario: T.Optional(
+    Body({
+      outcome: T.Optional(Outcome),
+      ring_seconds: Seconds('seconds of ringing'),
+      talk_seconds: Seconds('seconds of talk once answered'),
+      voicemail_seconds: Seconds('length of the voicemail message'),
+      recording: T.Optional(T.Boolean()),
+    }),
+  ),
+})
+
+export const TestCall = T.Object({
+  id: T.String({ description: 'the started call' }),
+  object: T.Literal('test_call'),
+  call: CallLog,
+  scenario: Scenario,
+})
+
+export { Expanded }
