@@ -15,6 +15,7 @@ import type { Db } from '../src/db/client'
 import { calls } from '../src/db/schema'
 import { callMachine, type CallEmitted, type CallInput, type SpawnCallRequest } from '../machines/call'
 import { defineActorKind, type Effects } from './runtime'
+import { keyedSerialQueue } from './keyed-serial-queue'
 
 export const CALL_KIND = 'call'
 
@@ -115,20 +116,7 @@ async function project(db: Db, clock: Clock, input: CallActorInput, ev: CallEmit
 
 /** The call actor kind, bound to a database and clock. `settled(id)` resolves once that call's projection writes are done. */
 export function createCallKind(opts: CallKindOptions) {
-  const chains = new Map<string, Promise<void>>()
-  const enqueue = (id: string, work: () => Promise<unknown>) => {
-    const next = (chains.get(id) ?? Promise.resolve())
-      .then(work)
-      .then(
-        () => {},
-        (err) => opts.onError?.(err),
-      )
-    chains.set(id, next)
-    void next.then(() => {
-      if (chains.get(id) === next) chains.delete(id)
-    })
-    return next
-  }
+  const queue = keyedSerialQueue(opts.onError)
 
   const kind = defineActorKind({
     kind: CALL_KIND,
@@ -139,7 +127,7 @@ export function createCallKind(opts: CallKindOptions) {
         fx.emit({ platformId: input.owner.platformId, accountId: input.owner.accountId, mode: input.owner.mode, type: params.type, data: params.data as unknown as Record<string, unknown> })
         fx.afterCommit(() => {
           opts.outboxCommitted?.()
-          return enqueue(input.call_id, () => project(opts.db, opts.clock, input, params))
+          return queue.run(input.call_id, () => project(opts.db, opts.clock, input, params))
         })
       },
       spawnCall: ({ context }: { context: unknown }, params: SpawnCallRequest) => {
@@ -152,6 +140,6 @@ export function createCallKind(opts: CallKindOptions) {
   return {
     kind,
     /** Resolves when the projection writes queued so far for this call are done. */
-    settled: (id: string) => chains.get(id) ?? Promise.resolve(),
+    settled: queue.settled,
   }
 }

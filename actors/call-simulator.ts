@@ -17,6 +17,7 @@ import type { CallMachineEvent, SpawnCallRequest } from '../machines/call'
 import { callSimulationMachine, type SimInput, type SimStep } from '../machines/call-simulation'
 import { CALL_KIND, type CallActorInput, type CallOwner } from './call-actor'
 import { defineActorKind, type ActorClient, type Effects } from './runtime'
+import { keyedSerialQueue } from './keyed-serial-queue'
 
 export const SIM_KIND = 'call_sim'
 
@@ -195,18 +196,7 @@ export function createSimKind(opts: SimKindOptions) {
   // Each simulation's effects run in step order, one after the other, after the step
   // committed: a call message is acknowledged before the next record and event are
   // written, so (for example) call.end is always in the outbox before voicemail.new.
-  const chains = new Map<string, Promise<void>>()
-  const chain = (id: string, work: () => Promise<unknown>) => {
-    const next = (chains.get(id) ?? Promise.resolve()).then(work).then(
-      () => {},
-      (err) => opts.onError?.(err),
-    )
-    chains.set(id, next)
-    void next.then(() => {
-      if (chains.get(id) === next) chains.delete(id)
-    })
-    return next
-  }
+  const queue = keyedSerialQueue(opts.onError)
 
   /** One transaction: the record change and its event. */
   const write = async (owner: CallOwner, type: string, data: A, change: (tx: Db) => Promise<unknown>) => {
@@ -329,11 +319,11 @@ export function createSimKind(opts: SimKindOptions) {
       schedule: (_: unknown, params: { name: string; at: string; event: { type: string } & A }) => fx.schedule(params),
       perform: ({ context }: { context: unknown }, step: SimStep) => {
         const owner = (context as { input: { owner: CallOwner } }).input.owner
-        fx.afterCommit(() => chain(ctx.id, () => run(owner, step)))
+        fx.afterCommit(() => queue.run(ctx.id, () => run(owner, step)))
       },
     }),
   })
-  return { kind, settled: (id: string) => chains.get(id) ?? Promise.resolve() }
+  return { kind, settled: queue.settled }
 }
 
 // ---------------------------------------------------------------- starting a simulation
