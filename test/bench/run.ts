@@ -9,6 +9,9 @@
  *   api        GET and POST /v1/users vs a bare Bun.serve baseline (PostgreSQL only)
  *   webhooks   20,000 events end to end, commit to receipt, on the embedded PGlite
  *              and on PostgreSQL (see scenarios/webhooks.ts for its own settings)
+ *   calls      simulated calls end to end at high clock speed on the embedded default
+ *              (completed calls/s, events committed, peak in flight), and call actor
+ *              density in one process (bytes per live actor); see scenarios/calls.ts
  *
  * Environment:
  *   DATABASE_URL        PostgreSQL to use (default postgres://root@127.0.0.1:5432/test);
@@ -66,6 +69,11 @@ const SCENARIOS: Record<string, Scenario> = {
     description: '20,000 test events to a local receiver: events/s and commit-to-receipt p50/p99, embedded PGlite and PostgreSQL',
     postgres: 'optional',
     run: async (ctx) => (await import('./scenarios/webhooks')).run(ctx),
+  },
+  calls: {
+    description: 'simulated calls at VOICE_CLOCK_SPEED=1000: completed calls/s end to end (embedded PGlite), and live call actors per GiB of heap',
+    postgres: 'optional',
+    run: async (ctx) => (await import('./scenarios/calls')).run(ctx),
   },
 }
 
