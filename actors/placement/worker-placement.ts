@@ -1,0 +1,217 @@
+/**
+ * The worker side of placement (issue 4). For every shard this worker holds a lease
+ * on, it runs one ActorHost (created on gain, closed on loss: its mailboxes drain
+ * and its live actors are dropped, so a shard that comes back later rehydrates
+ * from the database instead of trusting stale memory) and serves
+ * `voice.<kind>.<shard>.*` for it.
+ *
+ * Fencing: the lease's epoch is checked before every message (`leases.holds`), and
+ * a message arriving after the loss gets a `not_owner` reply, which the client
+ * retries against the new owner. What this layer cannot do without touching
+ * runtime.ts is fence the database write itself: an old owner whose step started
+ * before its lease ran out may still commit after it. The note at the end of this
+ * file describes the DB fence.
+ *
+ * Durable timers: one poller per worker; a due timer is delivered to the host of
+ * its actor's shard when this worker holds it and left for the owner otherwise.
+ * Hosts from `hostFor` must not be started (the placement never calls start()),
+ * so that they do not poll every timer themselves.
+ */
+import { JSONCodec, type Msg, type NatsConnection, type Subscription } from 'nats'
+import type { Clock } from '../../src/clock'
+import type { Db } from '../../src/db/client'
+import { DurableScheduler } from '../../src/scheduler/durable-timers'
+import { ActorError, type ActorHost } from '../runtime'
+import type { LeaseEvent, ShardLeases } from './leases'
+import { errorReply, parseSubject, shardOf, shardSubject, SUBJECT_PREFIX, WORKER_QUEUE, type ActorReply, type ActorRequest } from './wire'
+
+export type PlacementEvent =
+  | { type: 'serving'; shard: number; epoch: number }
+  | { type: 'stopped_serving'; shard: number; epoch: number }
+  | { type: 'handler_failed'; subject: string; error: unknown }
+  | { type: 'timer_failed'; timerId: string; error: unknown }
+
+export interface WorkerPlacementOptions {
+  nc: NatsConnection
+  leases: ShardLeases
+  /** Actor kinds this worker serves. */
+  kinds: string[]
+  /** A fresh, unstarted host for a shard gained at this epoch. */
+  hostFor: (shard: number, epoch: number) => ActorHost
+  prefix?: string
+  /** Durable timers of the owned shards; omit to poll none. */
+  timers?: { db: Db; clock: Clock; pollIntervalMs?: number }
+  onEvent?: (e: PlacementEvent) => void
+}
+
+interface Served {
+  epoch: number
+  host: ActorHost
+  subs: Subscription[]
+}
+
+const jc = JSONCodec<unknown>()
+
+export class WorkerPlacement {
+  private readonly served = new Map<number, Served>()
+  /** Hosts of lost shards still draining, by shard: a regain waits for them. */
+  private readonly closing = new Map<number, Promise<void>>()
+  private readonly prefix: string
+  private unlisten?: () => void
+  private scheduler?: DurableScheduler
+
+  constructor(private readonly opts: WorkerPlacementOptions) {
+    this.prefix = opts.prefix ?? SUBJECT_PREFIX
+  }
+
+  /** Listens to lease events (start the leases after this, or shards already held are served now). */
+  start(): this {
+    this.unlisten = this.opts.leases.on((e) => this.onLease(e))
+    for (const shard of this.opts.leases.ownedShards()) this.gain(shard, this.opts.leases.epochOf(shard)!)
+    const t = this.opts.timers
+    if (t) {
+      this.scheduler = new DurableScheduler({
+        db: t.db,
+        clock: t.clock,
+        pollIntervalMs: t.pollIntervalMs,
+        batch: 500,
+        deliver: async (timer) => {
+          const shard = shardOf(timer.actorId, this.opts.leases.shardCount)
+          const s = this.served.get(shard)
+          // Not ours (or not ours any more): the owner's poller delivers it.
+          if (!s || !this.opts.leases.holds(shard, s.epoch)) return
+          await s.host.fire(timer)
+        },
+        onError: (error, timer) => this.opts.onEvent?.({ type: 'timer_failed', timerId: timer?.id ?? '', error }),
+      })
+      this.scheduler.start()
+    }
+    return this
+  }
+
+  servedShards(): number[] {
+    return [...this.served.keys()].sort((a, b) => a - b)
+  }
+
+  /** Stops serving every shard and waits for the hosts to drain (stop the leases after, with release). */
+  async stop(): Promise<void> {
+    this.unlisten?.()
+    await this.scheduler?.stop()
+    for (const [shard, s] of [...this.served]) this.lose(shard, s.epoch)
+    await Promise.all(this.closing.values())
+  }
+
+  /** Resolves once the hosts of lost shards have drained. */
+  async settled(): Promise<void> {
+    await Promise.all(this.closing.values())
+  }
+
+  private onLease(e: LeaseEvent) {
+    if (e.type === 'gained') this.gain(e.shard, e.epoch)
+    else if (e.type === 'lost') this.lose(e.shard, e.epoch)
+  }
+
+  private gain(shard: number, epoch: number) {
+    const old = this.served.get(shard)
+    if (old && old.epoch === epoch) return
+    if (old) this.lose(shard, old.epoch)
+    const host = this.opts.hostFor(shard, epoch)
+    const s: Served = { epoch, host, subs: [] }
+    this.served.set(shard, s)
+    const previous = this.closing.get(shard)
+    const subscribe = () => {
+      if (this.served.get(shard) !== s) return
+      for (const kind of this.opts.kinds)
+        s.subs.push(
+          this.opts.nc.subscribe(shardSubject(kind, shard, this.prefix), {
+            queue: WORKER_QUEUE,
+            callback: (err, msg) => {
+              if (err) return this.opts.onEvent?.({ type: 'handler_failed', subject: shardSubject(kind, shard, this.prefix), error: err })
+              // nats.js only catches synchronous throws: the handler catches its own rejections.
+              this.handle(s, shard, msg).catch((error) => this.opts.onEvent?.({ type: 'handler_failed', subject: msg.subject, error }))
+            },
+          }),
+        )
+      this.opts.onEvent?.({ type: 'serving', shard, epoch })
+    }
+    // A previous host of this shard on this worker must have drained first.
+    if (previous) previous.then(subscribe, subscribe)
+    else subscribe()
+  }
+
+  private lose(shard: number, epoch: number) {
+    const s = this.served.get(shard)
+    if (!s || s.epoch !== epoch) return
+    this.served.delete(shard)
+    for (const sub of s.subs) sub.unsubscribe()
+    const done = s.host
+      .close()
+      .catch(() => {})
+      .finally(() => {
+        if (this.closing.get(shard) === done) this.closing.delete(shard)
+      })
+    this.closing.set(shard, done)
+    this.opts.onEvent?.({ type: 'stopped_serving', shard, epoch })
+  }
+
+  private async handle(s: Served, shard: number, msg: Msg): Promise<void> {
+    const addr = parseSubject(msg.subject, this.prefix)
+    const kind = addr?.kind ?? ''
+    const id = addr?.id ?? ''
+    let reply: ActorReply
+    if (!addr || addr.shard !== shard) {
+      reply = { ok: false, error: { code: 'internal', message: `bad actor subject ${msg.subject}`, kind, id } }
+    } else if (this.served.get(shard) !== s || !this.opts.leases.holds(shard, s.epoch)) {
+      // The fence, before the message touches the host.
+      reply = { ok: false, error: { code: 'not_owner', message: `shard ${shard} is not held here at epoch ${s.epoch}`, kind, id } }
+    } else {
+      try {
+        const req = jc.decode(msg.data) as ActorRequest
+        let result: ActorReply & { ok: true }
+        switch (req.op) {
+          case 'spawn':
+            result = { ok: true, result: await s.host.spawn(kind, id, req.input) }
+            break
+          case 'send':
+            result = { ok: true, result: await s.host.send(kind, id, req.message) }
+            break
+          case 'stop':
+            await s.host.stop(kind, id)
+            result = { ok: true, result: null }
+            break
+          case 'inspect':
+            result = { ok: true, result: (await s.host.inspect(kind, id)) ?? null }
+            break
+          default:
+            throw new Error(`unknown op ${(req as { op: string }).op}`)
+        }
+        reply = result
+      } catch (err) {
+        // The host closed under us (lease lost mid-queue): nothing was applied, the client retries.
+        if (err instanceof ActorError && err.code === 'host_closed')
+          reply = { ok: false, error: { code: 'not_owner', message: `shard ${shard} moved`, kind, id } }
+        else reply = errorReply(err, kind, id)
+      }
+    }
+    msg.respond(jc.encode(reply))
+  }
+}
+
+/*
+ * Fencing the database write (needs a hook in runtime.ts, not done here):
+ *
+ *   1. a table `shard_fences (shard int primary key, epoch bigint not null)`;
+ *   2. on gain, before serving, the new owner runs
+ *        insert into shard_fences values ($shard, $epoch)
+ *        on conflict (shard) do update set epoch = greatest(shard_fences.epoch, excluded.epoch)
+ *      (the row lock waits for any old owner's step transaction still open);
+ *   3. every step transaction of the host (ActorHostOptions hook, e.g.
+ *      `beforeCommit(tx, kind, id)`) runs
+ *        select epoch from shard_fences where shard = $shard for share
+ *      and throws a non-retryable "fenced" error when it is greater than the host's
+ *      epoch, so the stale owner's step rolls back; the host also writes the real
+ *      `shard` (not 0) into actor_snapshots.
+ *   Equivalent per row: a `lease_epoch` column on actor_snapshots and
+ *   `on conflict ... do update ... where actor_snapshots.lease_epoch <= excluded.lease_epoch`,
+ *   failing the step when no row was written.
+ */
