@@ -9,10 +9,10 @@
  *                  is harmless; writes of one call are serialised (`settled(id)`).
  *  - `spawnCall` → handed to the owner (blind transfer) after commit.
  */
-import { eq } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import type { Clock } from '../src/clock'
 import type { Db } from '../src/db/client'
-import { calls } from '../src/db/schema'
+import { callListeners, calls } from '../src/db/schema'
 import { callMachine, type CallEmitted, type CallInput, type SpawnCallRequest } from '../machines/call'
 import { defineActorKind, type Effects } from './runtime'
 import { keyedSerialQueue } from './keyed-serial-queue'
@@ -108,6 +108,8 @@ async function project(db: Db, clock: Clock, input: CallActorInput, ev: CallEmit
           updatedAt: now,
         })
         .where(eq(calls.id, id))
+      // listeners end when the call ends
+      await db.update(callListeners).set({ status: 'ended', updatedAt: now }).where(and(eq(callListeners.callId, id), eq(callListeners.status, 'active')))
       return
     default:
       return

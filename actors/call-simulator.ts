@@ -16,7 +16,8 @@ import { newId } from '../src/ids'
 import type { CallMachineEvent, SpawnCallRequest } from '../machines/call'
 import { callSimulationMachine, type SimInput, type SimStep } from '../machines/call-simulation'
 import { CALL_KIND, type CallActorInput, type CallOwner } from './call-actor'
-import { defineActorKind, type ActorClient, type Effects } from './runtime'
+import { ActorDone, ActorNotFound, defineActorKind, type ActorClient, type Effects } from './runtime'
+import type { PauseInterval } from '../media/simulated-audio'
 import { keyedSerialQueue } from './keyed-serial-queue'
 
 export const SIM_KIND = 'call_sim'
@@ -125,7 +126,10 @@ export function planSimulation(req: SimulateRequest, now: Date, ids: { call: str
   const steps: SimStep[] = []
   const send = (at: number, event: Omit<CallMachineEvent, 'at'> & Record<string, unknown>) =>
     steps.push({ at: plus(t0, at), action: { type: 'call', call_id: ids.call, event: { ...event, at: plus(t0, at) } } })
-  const after = (at: number, action: SimStep['action']) => steps.push({ at: plus(t0, at), action })
+  // Follow-up steps carry the planned end (ends_at): when a command ended the call at
+  // another time (hangup, transfer), they are stale and dropped (see `run`).
+  let endsAt = 0
+  const after = (at: number, action: SimStep['action']) => steps.push({ at: plus(t0, at), action: { ...action, ends_at: plus(t0, endsAt) } })
   const ringUser = outbound ? undefined : req.user
   send(0, { type: 'RING', ...(ringUser ? { user_id: ringUser } : {}) })
   const ring = scenario.ring_seconds
@@ -135,6 +139,7 @@ export function planSimulation(req: SimulateRequest, now: Date, ids: { call: str
     send(ring, { type: 'TIMER', timer: 'ring_timeout' })
   } else if (scenario.outcome === 'voicemail') {
     const end = ring + scenario.voicemail_seconds
+    endsAt = end
     send(ring, { type: 'VOICEMAIL' })
     send(end, { type: 'MESSAGE_STORED' })
     send(end, { type: 'HANGUP', side: 'caller' })
@@ -151,6 +156,7 @@ export function planSimulation(req: SimulateRequest, now: Date, ids: { call: str
     after(end + 5, { type: 'voicemail_summary', ...base })
   } else {
     const end = ring + scenario.talk_seconds
+    endsAt = end
     send(ring, { type: 'ANSWER', ...(ringUser ? { user_id: ringUser } : {}) })
     if (magic === 'transfer') {
       send(end, { type: 'BLIND_TRANSFER', to: '+15005550100', by: req.user, new_call_id: ids.transferCall })
@@ -183,7 +189,7 @@ export interface SimKindOptions {
   /** Where recording and voicemail audio go; without it, no audio is stored. */
   storage?: { put(key: string, bytes: Uint8Array, contentType: string): Promise<void> }
   /** The simulated audio (WAV) of a recording or message: same seed, same audio. */
-  audio?: (seed: string, durationMs: number) => { bytes: Uint8Array; contentType: string }
+  audio?: (seed: string, durationMs: number, pauses?: PauseInterval[]) => { bytes: Uint8Array; contentType: string }
   client: () => ActorClient
   outboxCommitted?: () => void
   onError?: (err: unknown) => void
@@ -209,20 +215,34 @@ export function createSimKind(opts: SimKindOptions) {
   }
 
   /** Stores the simulated audio first (a retry overwrites it), so the row never points at nothing. */
-  const storeAudio = async (key: string, seed: string, seconds: number): Promise<string | null> => {
+  const storeAudio = async (key: string, seed: string, seconds: number, pauses?: PauseInterval[]): Promise<string | null> => {
     if (!opts.storage || !opts.audio) return null
-    const { bytes, contentType } = opts.audio(seed, seconds * 1000)
+    const { bytes, contentType } = opts.audio(seed, seconds * 1000, pauses)
     await opts.storage.put(key, bytes, contentType)
     return key
+  }
+
+  /** When the call actually ended (the call actor's committed state), or null while in flight. */
+  const endedAt = async (callId: string): Promise<string | null> => {
+    const row = await opts.client().inspect(CALL_KIND, callId)
+    return ((row?.snapshot as { context?: { ended_at?: string | null } } | undefined)?.context?.ended_at as string | null | undefined) ?? null
   }
 
   const run = async (owner: CallOwner, step: SimStep) => {
     const a = step.action as A
     const now = () => clock.now()
-    switch (step.action.type) {
-      case 'call':
+    if (step.action.type === 'call') {
+      try {
         await opts.client().send(CALL_KIND, a.call_id as string, a.event as CallMachineEvent)
-        return
+      } catch (err) {
+        // the call already ended (a command hung it up or transferred it): a stale step, dropped
+        if (err instanceof ActorDone || err instanceof ActorNotFound) return
+        throw err
+      }
+      return
+    }
+    if (typeof a.ends_at === 'string' && (await endedAt(a.call_id as string)) !== a.ends_at) return
+    switch (step.action.type) {
       case 'voicemail': {
         const storageKey = await storeAudio(`voicemails/${owner.accountId}/${a.voicemail_id as string}.wav`, a.voicemail_id as string, a.duration_seconds as number)
         await write(
@@ -273,7 +293,22 @@ export function createSimKind(opts: SimKindOptions) {
         )
         return
       case 'recording': {
-        const storageKey = await storeAudio(`recordings/${owner.accountId}/${a.recording_id as string}.wav`, a.call_id as string, a.duration_seconds as number)
+        // A row may exist already: pause/resume during the call wrote its pauses there.
+        const [existing] = await db
+          .select({ id: recordings.id, pauses: recordings.pauses })
+          .from(recordings)
+          .where(and(eq(recordings.callId, a.call_id as string), eq(recordings.accountId, owner.accountId)))
+        const recordingId = existing?.id ?? (a.recording_id as string)
+        const storageKey = await storeAudio(`recordings/${owner.accountId}/${recordingId}.wav`, a.call_id as string, a.duration_seconds as number, existing?.pauses)
+        if (existing) {
+          await write(owner, 'recording.available', { call_id: a.call_id, duration_seconds: a.duration_seconds }, (tx) =>
+            tx
+              .update(recordings)
+              .set({ status: 'available', storageKey, durationSeconds: a.duration_seconds as number, updatedAt: now() })
+              .where(eq(recordings.id, recordingId)),
+          )
+          return
+        }
         await write(owner, 'recording.available', { call_id: a.call_id, duration_seconds: a.duration_seconds }, (tx) =>
           tx
             .insert(recordings)
@@ -293,16 +328,16 @@ export function createSimKind(opts: SimKindOptions) {
       }
       case 'recording_transcript':
         await write(owner, 'recording.transcription.complete', { call_id: a.call_id, status: 'completed' }, async (tx) => {
-          const [rec] = await tx.select({ d: recordings.durationSeconds }).from(recordings).where(eq(recordings.id, a.recording_id as string))
+          const [rec] = await tx.select({ d: recordings.durationSeconds }).from(recordings).where(eq(recordings.callId, a.call_id as string))
           await tx
             .update(recordings)
             .set({ transcript: SAMPLE_TRANSCRIPT(rec?.d ?? 10), updatedAt: now() })
-            .where(eq(recordings.id, a.recording_id as string))
+            .where(eq(recordings.callId, a.call_id as string))
         })
         return
       case 'recording_summary':
         await write(owner, 'recording.summary.complete', { call_id: a.call_id }, async (tx) => {
-          await tx.update(recordings).set({ summary: SAMPLE_SUMMARY, sentiment: SAMPLE_SENTIMENT, updatedAt: now() }).where(eq(recordings.id, a.recording_id as string))
+          await tx.update(recordings).set({ summary: SAMPLE_SUMMARY, sentiment: SAMPLE_SENTIMENT, updatedAt: now() }).where(eq(recordings.callId, a.call_id as string))
           await tx
             .update(calls)
             .set({ summary: SAMPLE_SUMMARY, sentiment: SAMPLE_SENTIMENT, updatedAt: now() })
@@ -335,6 +370,13 @@ export interface CallSimulator {
   run(plan: Plan): Promise<void>
   /** A blind transfer from a simulated call: the new leg, answered after 2 s, 10 s talk. */
   spawnTransferLeg(req: SpawnCallRequest, parent: CallActorInput): Promise<void>
+  /**
+   * A command (hangup, transfer) ended the call at `ended_at`, not as planned: the planned
+   * follow-ups are stale (dropped), so this schedules the recording follow-ups for the real end.
+   */
+  followUpAfterCommand(f: { owner: CallOwner; call_id: string; answered_at: string | null; ended_at: string; recorded: boolean }): Promise<void>
+  /** The actor client the simulated calls run on (call control sends commands through it). */
+  readonly client: ActorClient
 }
 
 export function createCallSimulator(opts: { clock: Clock; client: ActorClient; settled: (callId: string) => Promise<void> }): CallSimulator {
@@ -345,8 +387,23 @@ export function createCallSimulator(opts: { clock: Clock; client: ActorClient; s
     await opts.client.spawn(SIM_KIND, plan.sim.sim_id, plan.sim)
   }
   return {
+    client: opts.client,
     plan: (req) => planSimulation(req, opts.clock.now(), ids()),
     run,
+    async followUpAfterCommand(f) {
+      if (!f.recorded || !f.answered_at) return
+      const end = Date.parse(f.ended_at)
+      const duration = Math.max(0, Math.floor((end - Date.parse(f.answered_at)) / 1000))
+      const recording_id = newId('recording')
+      const at = (s: number) => new Date(end + s * 1000).toISOString()
+      const base = { recording_id, call_id: f.call_id, ends_at: f.ended_at }
+      const steps: SimStep[] = [
+        { at: at(2), action: { type: 'recording', ...base, duration_seconds: duration } },
+        { at: at(4), action: { type: 'recording_transcript', ...base } },
+        { at: at(6), action: { type: 'recording_summary', ...base } },
+      ]
+      await opts.client.spawn(SIM_KIND, `${f.call_id}.after_command`, { sim_id: `${f.call_id}.after_command`, steps, owner: f.owner })
+    },
     async spawnTransferLeg(req, parent) {
       const at = new Date(req.at)
       const plan = planSimulation(

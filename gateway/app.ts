@@ -11,6 +11,7 @@ import { requestContext } from './plugins/request-context'
 import { RouteTable } from './route-table'
 import { accountRoutes } from './routes/accounts'
 import { auditLogRoutes } from './routes/audit-logs'
+import { callControlRoutes } from './routes/call-control'
 import { callRoutes, downloadRoutes } from './routes/calls'
 import { eventRoutes } from './routes/events'
 import { extensionRoutes } from './routes/extensions'
@@ -42,6 +43,7 @@ export function createApp(deps: GatewayDeps) {
     .use(eventRoutes(deps, base))
     .use(testHelperRoutes(deps, base))
     .use(callRoutes(deps, base))
+    .use(callControlRoutes(deps, base))
     .use(downloadRoutes(deps))
 
   let openapi: string | undefined

@@ -38,6 +38,13 @@ export const notFound = (resource: string, id?: string) =>
 export const conflict = (message: string, code?: string, details?: Record<string, unknown>) => new ApiError(409, message, code, details)
 export const unprocessable = (message: string, code?: string) => new ApiError(422, message, code)
 
+/** 409 call_not_active: the call has ended, is not yet answered, or its state does not admit the command. */
+export class CallNotActive extends ApiError {
+  constructor(callId: string, why = 'is not active') {
+    super(409, `Call ${callId} ${why}.`, 'call_not_active')
+  }
+}
+
 /** Every stable code this service emits, with its status: the OpenAPI document lists them. */
 export const STABLE_CODES: Record<string, { status: number; meaning: string }> = {
   validation_error: { status: 400, meaning: 'body, query or path failed validation; details has field reasons' },
@@ -76,6 +83,10 @@ export const STABLE_CODES: Record<string, { status: number; meaning: string }> =
   call_not_found: { status: 404, meaning: 'no such call in the account' },
   voicemail_not_found: { status: 404, meaning: 'no such voicemail in the account' },
   recording_not_found: { status: 404, meaning: 'the call has no recording' },
+  call_not_active: { status: 409, meaning: 'the call has ended, is still ringing, or its state does not admit the command (e.g. resume when not held)' },
+  recording_not_active: { status: 409, meaning: 'the call is not recording, or its recording is already paused' },
+  recording_not_paused: { status: 409, meaning: 'the call recording is not paused' },
+  listener_not_found: { status: 404, meaning: 'no such listener on the call' },
   no_phone_number: { status: 400, meaning: 'the account has no active phone number (the call simulator uses the first one as the account side)' },
   download_expired: { status: 410, meaning: 'the signed download URL has expired; ask for a new one' },
   call_simulator_unavailable: { status: 503, meaning: 'this process does not run the worker role that simulates calls' },

@@ -115,7 +115,7 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
       outboxCommitted: wake,
       onError,
       storage,
-      audio: (seed, durationMs) => ({ bytes: simulatedRecordingWav({ seed, durationMs }), contentType: WAV_CONTENT_TYPE }),
+      audio: (seed, durationMs, pauses) => ({ bytes: simulatedRecordingWav({ seed, durationMs, pauses }), contentType: WAV_CONTENT_TYPE }),
     })
     const host = new ActorHost({
       db: database.db,

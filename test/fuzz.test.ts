@@ -47,6 +47,8 @@ const validBodies: Record<string, Record<string, unknown>> = {
   'POST /v1/test_helpers/events': { event: 'fax.received' },
   'POST /v1/test_helpers/calls': { user: user.id, direction: 'outbound', to_number: '+15005550102', scenario: { outcome: 'busy', ring_seconds: 1 } },
   'POST /v1/phone-number-orders': { phone_numbers: ['+15005559990'] },
+  'POST /v1/calls/:call_id': { action: 'hold' },
+  'POST /v1/calls/:call_id/listeners': { user: user.id, mode: 'whisper' },
   'POST /admin/platforms': { name: 'Fuzzed platform' },
   'POST /admin/platforms/:id': { name: 'Fuzzed platform' },
 }

@@ -111,3 +111,57 @@ export const TestCall = T.Object({
 })
 
 export { Expanded }
+
+// ---------------------------------------------------------------- call control
+
+/** POST /v1/calls/{call_id}: one command, discriminated by `action`. */
+export const UpdateCallRequest = T.Union(
+  [
+    Body({ action: T.Literal('hangup') }),
+    Body({ action: T.Literal('hold') }),
+    Body({ action: T.Literal('resume') }),
+    Body({
+      action: T.Literal('transfer'),
+      to: T.String({ minLength: 1, maxLength: 64, description: 'E.164 number or a user id of the account' }),
+      mode: T.Optional(T.Literal('blind', { description: "only 'blind' (the default)" })),
+    }),
+  ],
+  { description: 'A command for an active call, discriminated by action.' },
+)
+
+export const CallCommand = T.Object({
+  id: T.String({ description: 'the command id; call.command_succeeded / call.command_failed carry it as command_id' }),
+  object: T.Literal('call_command'),
+  call_id: T.String(),
+  command: T.Union([T.Literal('hangup'), T.Literal('hold'), T.Literal('resume'), T.Literal('transfer')]),
+})
+
+export const CallRecordingState = T.Object({
+  object: T.Literal('call_recording'),
+  call_id: T.String(),
+  status: T.Union([T.Literal('recording'), T.Literal('paused')]),
+  pauses: T.Array(
+    T.Object({
+      from_ms: T.Integer({ description: 'ms from the start of the recording (the answer)' }),
+      to_ms: Nullable(T.Integer({ description: 'null while still paused' })),
+    }),
+  ),
+})
+
+export const ListenerMode = T.Union([T.Literal('listen'), T.Literal('whisper'), T.Literal('barge')])
+
+export const CreateListenerRequest = Body({
+  user: T.Optional(Id('a user of the account who listens')),
+  mode: T.Optional(T.Union([T.Literal('listen'), T.Literal('whisper'), T.Literal('barge')], { description: "default 'listen'" })),
+})
+
+export const CallListener = T.Object({
+  id: T.String(),
+  object: T.Literal('call_listener'),
+  call_id: T.String(),
+  user: Nullable(T.String()),
+  mode: ListenerMode,
+  status: T.Union([T.Literal('active'), T.Literal('ended')]),
+  created_at: DateTime(),
+  updated_at: DateTime(),
+})

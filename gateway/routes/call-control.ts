@@ -1,0 +1,328 @@
+/**
+ * Controlling an active call: POST /v1/calls/{call_id} (updateCall), recording
+ * pause/resume, and listeners.
+ *
+ * Long work answers 202 and runs in the actor: the route checks that the call exists
+ * in the account (404 call_not_found) and that the call actor's committed state
+ * admits the command (409 call_not_active), answers 202 with the command id, then
+ * sends the command to the call actor. The outcome is reported as an event:
+ *
+ *   call.command_succeeded  {call_id, command, command_id}
+ *   call.command_failed     {call_id, command, command_id, reason}
+ *
+ * where command is hangup | hold | resume | transfer and reason is call_not_active
+ * (the call ended or changed state before the command ran) or internal_error.
+ */
+import { and, eq } from 'drizzle-orm'
+import { Elysia, t } from 'elysia'
+import type { CallMachineEvent } from '../../machines/call'
+import { CALL_KIND, type CallActorInput } from '../../actors/call-actor'
+import { ActorDone, ActorNotFound, type ActorClient, type StepResult } from '../../actors/runtime'
+import type { CallSimulator } from '../../actors/call-simulator'
+import { recordings, users } from '../../src/db/schema'
+import type { Db } from '../../src/db/client'
+import { ApiError, CallNotActive, conflict, ValidationError } from '../../src/errors'
+import { appendEvents } from '../../src/events/outbox'
+import { newId } from '../../src/ids'
+import { Id, ListOf } from '../../src/schemas/common'
+import * as S from '../../src/schemas/calls'
+import { getCall } from '../../src/services/calls'
+import { createListener, endListener, getListener, listenerView, listListeners, reconcileListeners } from '../../src/services/call-listeners'
+import type { GatewayDeps } from '../context'
+import { accountLevel, op } from '../docs'
+import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
+import type { requestContext } from '../plugins/request-context'
+
+const rule = accountLevel()
+type Command = 'hangup' | 'hold' | 'resume' | 'transfer'
+type Account = { id: string; platformId: string; mode: 'test' | 'live' }
+
+/** What the route needs to know of the call actor's committed state. */
+interface CallState {
+  ended: boolean
+  /** answered by a person (not voicemail) and not ended. */
+  connected: boolean
+  held: boolean
+  recording: { on: boolean; paused: boolean }
+  answered_at: string | null
+  input: CallActorInput
+}
+
+function stateOf(row: { status: 'active' | 'done'; snapshot: unknown } | StepResult | undefined): CallState | undefined {
+  if (!row) return undefined
+  const snap = ('snapshot' in row ? row.snapshot : row) as { value?: unknown; context?: Record<string, unknown> }
+  const value = snap.value
+  const ctx = (snap.context ?? {}) as { recording?: { on: boolean; paused: boolean }; answered_at?: string | null; input: CallActorInput }
+  const answered = typeof value === 'object' && value !== null ? (value as Record<string, unknown>).answered : undefined
+  const connected = typeof answered === 'object' && answered !== null ? (answered as Record<string, unknown>).connected : undefined
+  const ended = row.status === 'done' || value === 'ended' || value === 'transferred'
+  return {
+    ended,
+    connected: !ended && connected !== undefined,
+    held: connected === 'held',
+    recording: ctx.recording ?? { on: false, paused: false },
+    answered_at: ctx.answered_at ?? null,
+    input: ctx.input,
+  }
+}
+
+const callerUser = (i: CallActorInput) => i.user_id ?? i.from_user_id ?? i.to_user_id ?? null
+
+export function callControlRoutes(deps: GatewayDeps, base: ReturnType<typeof requestContext>) {
+  const client = (): ActorClient => {
+    const sim = deps.callSimulator
+    if (!sim) throw new ApiError(503, 'This process does not run calls (no worker role).', 'call_simulator_unavailable')
+    return sim.client
+  }
+
+  /** 404 when the call is not the account's; 409 call_not_active when no live actor runs it. */
+  const liveCall = async (accountId: string, callId: string) => {
+    const row = await getCall(deps.db, accountId, callId)
+    const state = stateOf(await client().inspect(CALL_KIND, row.id))
+    if (!state || state.ended || row.status !== null) throw new CallNotActive(row.id, 'has ended')
+    return { row, state }
+  }
+
+  const report = async (account: Account, type: 'call.command_succeeded' | 'call.command_failed', data: Record<string, unknown>) => {
+    await deps.db.transaction(async (tx) => {
+      await appendEvents(tx as unknown as Db, deps.clock, [{ platformId: account.platformId, accountId: account.id, mode: account.mode, type, data }])
+    })
+    deps.outboxCommitted()
+  }
+
+  /** Runs one command in the call actor and reports its outcome. Never rejects. */
+  const runCommand = async (account: Account, callId: string, command: Command, commandId: string, to: string | undefined, sim: CallSimulator) => {
+    const base = { call_id: callId, command, command_id: commandId }
+    try {
+      const at = deps.clock.now().toISOString()
+      const before = stateOf(await sim.client.inspect(CALL_KIND, callId))
+      if (!before || before.ended) throw new ActorDone(CALL_KIND, callId)
+      let event: CallMachineEvent
+      switch (command) {
+        case 'hangup':
+          event = { type: 'HANGUP', side: before.input.direction === 'inbound' ? 'callee' : 'caller', at }
+          break
+        case 'hold':
+          event = { type: 'HOLD', at }
+          break
+        case 'resume':
+          event = { type: 'RESUME', at }
+          break
+        case 'transfer':
+          event = { type: 'BLIND_TRANSFER', to: to!, by: callerUser(before.input) ?? 'api', new_call_id: newId('call'), at }
+          break
+      }
+      const after = stateOf(await sim.client.send(CALL_KIND, callId, event))!
+      const ok =
+        command === 'hangup' || command === 'transfer' ? after.ended : command === 'hold' ? after.connected && after.held : after.connected && !after.held
+      if (!ok) {
+        await report(account, 'call.command_failed', { ...base, reason: 'call_not_active' })
+        return
+      }
+      await report(account, 'call.command_succeeded', base)
+      if (after.ended) {
+        await sim.followUpAfterCommand({
+          owner: { platformId: account.platformId, accountId: account.id, mode: account.mode },
+          call_id: callId,
+          answered_at: before.connected ? before.answered_at : null,
+          ended_at: at,
+          recorded: before.connected && before.recording.on,
+        })
+      }
+    } catch (err) {
+      const reason = err instanceof ActorDone || err instanceof ActorNotFound ? 'call_not_active' : 'internal_error'
+      if (reason === 'internal_error') deps.log.warn({ err, callId, command }, 'call command failed')
+      await report(account, 'call.command_failed', { ...base, reason }).catch((e) => deps.log.warn({ err: e }, 'call command report failed'))
+    }
+  }
+
+  /** Sends a recording toggle to the call actor and records the pause interval (simulated ms from the answer). */
+  const toggleRecording = async (account: Account, callId: string, pause: boolean, mutate: (w: (tx: Db) => Promise<{ resource: string; body: unknown }>) => Promise<Response>) => {
+    const { state } = await liveCall(account.id, callId)
+    if (!state.connected) throw new CallNotActive(callId, 'is not answered')
+    if (pause && (!state.recording.on || state.recording.paused)) throw conflict(`Call ${callId} is not recording (or its recording is already paused).`, 'recording_not_active')
+    if (!pause && !(state.recording.on && state.recording.paused)) throw conflict(`The recording of call ${callId} is not paused.`, 'recording_not_paused')
+    const at = deps.clock.now()
+    let after: CallState
+    try {
+      after = stateOf(await client().send(CALL_KIND, callId, { type: pause ? 'RECORDING_PAUSE' : 'RECORDING_RESUME', at: at.toISOString() }))!
+    } catch (err) {
+      if (err instanceof ActorDone || err instanceof ActorNotFound) throw new CallNotActive(callId, 'has ended')
+      throw err
+    }
+    if (after.ended || after.recording.paused !== pause) throw conflict(`The recording of call ${callId} changed state meanwhile.`, pause ? 'recording_not_active' : 'recording_not_paused')
+    const offset = Math.max(0, at.getTime() - Date.parse(state.answered_at!))
+    return mutate(async (tx) => {
+      const [rec] = await tx.select().from(recordings).where(and(eq(recordings.accountId, account.id), eq(recordings.callId, callId)))
+      let pauses = rec?.pauses ?? []
+      if (pause) pauses = [...pauses, { from: offset, to: null }]
+      else pauses = pauses.map((p) => (p.to === null ? { ...p, to: Math.max(p.from, offset) } : p))
+      if (rec) {
+        await tx.update(recordings).set({ pauses, updatedAt: at }).where(eq(recordings.id, rec.id))
+      } else {
+        await tx.insert(recordings).values({ id: newId('recording'), callId, accountId: account.id, status: 'recording', pauses, createdAt: at, updatedAt: at })
+      }
+      return {
+        resource: callId,
+        body: {
+          object: 'call_recording' as const,
+          call_id: callId,
+          status: pause ? ('paused' as const) : ('recording' as const),
+          pauses: pauses.map((p) => ({ from_ms: p.from, to_ms: p.to })),
+        },
+      }
+    })
+  }
+
+  const callParams = t.Object({ call_id: Id() })
+  const listenerParams = t.Object({ call_id: Id(), listener_id: Id() })
+
+  return new Elysia({ name: 'routes/call-control' })
+    .use(base)
+    .post(
+      '/v1/calls/:call_id',
+      async ({ auth, params, body, mutate }) => {
+        const account = auth.account! as Account
+        const sim = deps.callSimulator
+        const { row, state } = await liveCall(account.id, params.call_id)
+        const command = body.action
+        if (command === 'hold' && !(state.connected && !state.held)) throw new CallNotActive(row.id, state.connected ? 'is already on hold' : 'is not answered')
+        if (command === 'resume' && !(state.connected && state.held)) throw new CallNotActive(row.id, 'is not on hold')
+        let to: string | undefined
+        if (body.action === 'transfer') {
+          if (!state.connected) throw new CallNotActive(row.id, 'is not answered')
+          to = body.to
+          if (!/^\+[1-9]\d{1,14}$/.test(to)) {
+            const [u] = await deps.db.select({ id: users.id }).from(users).where(and(eq(users.accountId, account.id), eq(users.id, to)))
+            if (!u) throw new ValidationError({ to: 'must be an E.164 number or a user of this account' })
+          }
+        }
+        const commandId = `cmd_${crypto.randomUUID().replace(/-/g, '')}`
+        let planned = false
+        const response = await mutate(async () => {
+          planned = true
+          return { resource: row.id, status: 202, body: { id: commandId, object: 'call_command' as const, call_id: row.id, command } }
+        })
+        // Committed (audit, idempotency): the command runs in the actor; a replayed request runs nothing.
+        if (planned && sim) void runCommand(account, row.id, command, commandId, to, sim)
+        return response
+      },
+      {
+        params: callParams,
+        body: S.UpdateCallRequest,
+        detail: op('updateCall', {
+          summary: 'Control an active call',
+          description:
+            'Commands: hangup (ends the call now), hold, resume, transfer (blind; `to` is an E.164 number or a user id; the original call gets call.transfer and ends, the new leg has its own full event set). Answers 202 with the command id; the outcome arrives as call.command_succeeded {call_id, command, command_id} or call.command_failed {call_id, command, command_id, reason}. 409 call_not_active when the call has ended or its state does not admit the command (hold/resume/transfer need an answered call; resume needs a held one).',
+          tag: 'Calls',
+          auth: rule,
+          status: 202,
+          response: S.CallCommand,
+          errors: { 404: ['call_not_found'], 409: ['call_not_active'], 503: ['call_simulator_unavailable'] },
+        }),
+      },
+    )
+    .post('/v1/calls/:call_id/recording/pause', ({ auth, params, mutate }) => toggleRecording(auth.account! as Account, params.call_id, true, mutate), {
+      params: callParams,
+      detail: op('pauseCallRecording', {
+        summary: 'Pause the recording of a call',
+        description: 'The recording keeps one file: the paused stretch is silence in it. 409 call_not_active when the call is not answered or has ended; 409 recording_not_active when it is not recording or already paused.',
+        tag: 'Calls',
+        auth: rule,
+        response: S.CallRecordingState,
+        errors: { 404: ['call_not_found'], 409: ['call_not_active', 'recording_not_active'], 503: ['call_simulator_unavailable'] },
+      }),
+    })
+    .post('/v1/calls/:call_id/recording/resume', ({ auth, params, mutate }) => toggleRecording(auth.account! as Account, params.call_id, false, mutate), {
+      params: callParams,
+      detail: op('resumeCallRecording', {
+        summary: 'Resume the recording of a call',
+        description: '409 call_not_active when the call is not answered or has ended; 409 recording_not_paused when the recording is not paused.',
+        tag: 'Calls',
+        auth: rule,
+        response: S.CallRecordingState,
+        errors: { 404: ['call_not_found'], 409: ['call_not_active', 'recording_not_paused'], 503: ['call_simulator_unavailable'] },
+      }),
+    })
+    .get(
+      '/v1/calls/:call_id/listeners',
+      async ({ auth, params, query, listContext }) => {
+        const accountId = auth.account!.id
+        const call = await getCall(deps.db, accountId, params.call_id)
+        await reconcileListeners(deps.db, deps.clock, accountId, call.id)
+        const ctx = listContext(query)
+        return listEnvelope(ctx, await listListeners(deps.db, accountId, call.id, pageRequest(ctx)), listenerView)
+      },
+      {
+        params: callParams,
+        query: t.Object({ ...listQuery }, { additionalProperties: false }),
+        detail: op('listCallListeners', { summary: 'List the listeners of a call', tag: 'Calls', auth: rule, response: ListOf(S.CallListener), errors: { 404: ['call_not_found'] } }),
+      },
+    )
+    .post(
+      '/v1/calls/:call_id/listeners',
+      async ({ auth, params, body, mutate }) => {
+        const accountId = auth.account!.id
+        const { row, state } = await liveCall(accountId, params.call_id)
+        if (!state.connected) throw new CallNotActive(row.id, 'is not answered')
+        const response = await mutate(async (tx) => {
+          if (body.user) {
+            const [u] = await tx.select({ id: users.id }).from(users).where(and(eq(users.accountId, accountId), eq(users.id, body.user)))
+            if (!u) throw new ValidationError({ user: 'is not a user of this account' })
+          }
+          const l = await createListener(tx, deps.clock, accountId, row.id, { user: body.user, mode: body.mode })
+          return { resource: l.id, body: listenerView(l) }
+        })
+        // A call that ended while the listener was created ends it too.
+        await reconcileListeners(deps.db, deps.clock, accountId, row.id)
+        return response
+      },
+      {
+        params: callParams,
+        body: S.CreateListenerRequest,
+        detail: op('createCallListener', {
+          summary: 'Add a listener to an active call',
+          description: "mode listen (default), whisper or barge. Refused with 409 call_not_active while the call is ringing or after it ended. Listeners end when the call ends.",
+          tag: 'Calls',
+          auth: rule,
+          response: S.CallListener,
+          errors: { 404: ['call_not_found'], 409: ['call_not_active'], 503: ['call_simulator_unavailable'] },
+        }),
+      },
+    )
+    .get(
+      '/v1/calls/:call_id/listeners/:listener_id',
+      async ({ auth, params }) => {
+        const accountId = auth.account!.id
+        const call = await getCall(deps.db, accountId, params.call_id)
+        await reconcileListeners(deps.db, deps.clock, accountId, call.id)
+        return listenerView(await getListener(deps.db, accountId, call.id, params.listener_id))
+      },
+      {
+        params: listenerParams,
+        detail: op('getCallListener', { summary: 'Get a listener of a call', tag: 'Calls', auth: rule, response: S.CallListener, errors: { 404: ['call_not_found', 'listener_not_found'] } }),
+      },
+    )
+    .delete(
+      '/v1/calls/:call_id/listeners/:listener_id',
+      async ({ auth, params, mutate }) => {
+        const accountId = auth.account!.id
+        const call = await getCall(deps.db, accountId, params.call_id)
+        return mutate(async (tx) => {
+          const l = await endListener(tx, deps.clock, accountId, call.id, params.listener_id)
+          return { resource: l.id, body: listenerView(l) }
+        })
+      },
+      {
+        params: listenerParams,
+        detail: op('deleteCallListener', {
+          summary: 'Remove a listener from a call',
+          description: 'Ends the listener; answers it with status ended.',
+          tag: 'Calls',
+          auth: rule,
+          response: S.CallListener,
+          errors: { 404: ['call_not_found', 'listener_not_found'] },
+        }),
+      },
+    )
+}
