@@ -3,7 +3,7 @@
  * SHA-256 hash is stored, so a database leak does not leak working keys.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { and, eq, isNull, ne } from 'drizzle-orm'
+import { and, eq, isNull, ne, sql } from 'drizzle-orm'
 import type { Clock } from '../clock'
 import type { Db } from '../db/client'
 import { apiKeys, platforms } from '../db/schema'
@@ -92,6 +92,9 @@ export async function ensureBootstrapPlatform(
   opts: { testKey?: string; liveKey?: string; liveEnabled: boolean },
 ): Promise<{ platformId: string; generated: { test?: string; live?: string } }> {
   return db.transaction(async (tx) => {
+    // Processes starting together on an empty database take turns, so exactly one
+    // creates the bootstrap platform and the others find it.
+    await tx.execute(sql`select pg_advisory_xact_lock(72873462)`)
     let platformId = await getSetting(tx, 'bootstrap_platform_id')
     const now = clock.now()
     if (!platformId) {
