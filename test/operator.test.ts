@@ -10,13 +10,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Subprocess } from 'bun'
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import postgres from 'postgres'
 import { sampleAccount } from './support/service'
-import { collectOutput } from './support/scratch-postgres'
+import { collectOutput, freePort } from './support/scratch-postgres'
 
 const ROOT = join(import.meta.dir, '..')
 const ADMIN = 'operator-test-admin-token-0123456789'
@@ -38,17 +37,6 @@ function baseEnv(extra: Record<string, string>): Record<string, string> {
   return { ...env, HOST: '127.0.0.1', SIP_PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_PER_SECOND: '0', ...extra }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.unref()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number }
-      srv.close(() => resolve(port))
-    })
-  })
-}
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex')
 const randomKey = (mode: 'test' | 'live') => `sk_${mode}_${randomBytes(18).toString('base64url')}`

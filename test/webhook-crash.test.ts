@@ -13,11 +13,11 @@
 import { afterAll, expect, test } from 'bun:test'
 import type { Subprocess } from 'bun'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startWebhookReceiver } from './support/webhook-receiver'
-import { collectOutput, scratchPostgres } from './support/scratch-postgres'
+import { collectOutput, freePort, scratchPostgres } from './support/scratch-postgres'
+import { until } from './support/polling'
 
 const ROOT = join(import.meta.dir, '..')
 const ADMIN = 'crash-test-admin-token-0123456789'
@@ -32,17 +32,6 @@ const SETTINGS = [
   'SIP_PORT', 'RATE_LIMIT_PER_SECOND', 'RATE_LIMIT_BURST', 'LOG_LEVEL', 'SMTP_URL',
 ]
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.unref()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number }
-      srv.close(() => resolve(port))
-    })
-  })
-}
 
 interface Running {
   proc: Subprocess<'ignore', 'pipe', 'pipe'>
@@ -118,15 +107,6 @@ afterAll(async () => {
   for (const s of stores) await s.dispose().catch(() => {})
 }, 30_000)
 
-async function until<T>(what: string, probe: () => T | undefined | false, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = probe()
-    if (v) return v
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await Bun.sleep(20)
-  }
-}
 
 test(`kill -9 in the middle of delivering ${N} events, restart on the same data: every committed event arrives`, async () => {
   const store = await freshStore()

@@ -18,6 +18,7 @@ import { randomUUID } from 'node:crypto'
 import { ADMIN_TOKEN, startTestService } from './support/service'
 import { startWebhookReceiver, type ReceivedWebhook, type WebhookReceiver } from './support/webhook-receiver'
 import { scratchPostgres } from './support/scratch-postgres'
+import { until } from './support/polling'
 
 const SPEED = 200
 const RETRY_INTERVAL_S = 60
@@ -44,16 +45,6 @@ const admin = { authorization: `Bearer ${ADMIN_TOKEN}` }
 
 // ---------------------------------------------------------------- helpers
 
-/** Polls `probe` until it returns something truthy; bounded. */
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await probe()
-    if (v) return v
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await Bun.sleep(20)
-  }
-}
 
 async function platform(adminEmails?: string[]) {
   const r = await t.call('POST', '/admin/platforms', { headers: admin, body: { name: 'Webhook platform', ...(adminEmails ? { admin_emails: adminEmails } : {}) } })

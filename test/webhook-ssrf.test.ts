@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto'
 import { ADMIN_TOKEN, startTestService } from './support/service'
 import { startWebhookReceiver } from './support/webhook-receiver'
 import { scratchPostgres } from './support/scratch-postgres'
+import { until } from './support/polling'
 
 const SPEED = 200
 const INTERVAL_MS = 60_000 / SPEED
@@ -28,15 +29,6 @@ expect(t.service.config.webhookAllowPrivateTargets).toBe(false)
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | null | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const v = await probe()
-    if (v) return v
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
-    await Bun.sleep(20)
-  }
-}
 
 async function platformAndAccount(adminEmails?: string[]) {
   const p = await t.call('POST', '/admin/platforms', { headers: admin, body: { name: 'SSRF platform', ...(adminEmails ? { admin_emails: adminEmails } : {}) } })

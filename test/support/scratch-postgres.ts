@@ -4,6 +4,7 @@
  * database `test` with other files. Without DATABASE_URL there is nothing to do.
  */
 import { randomBytes } from 'node:crypto'
+import { createServer } from 'node:net'
 import postgres from 'postgres'
 
 export interface ScratchDatabase {
@@ -38,4 +39,17 @@ export function collectOutput(stream: ReadableStream<Uint8Array>, sink: { text: 
   void (async () => {
     for await (const chunk of stream) sink.text += decoder.decode(chunk, { stream: true })
   })().catch(() => {})
+}
+
+/** A TCP port free on 127.0.0.1 right now, for a child process to listen on. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.unref()
+    srv.on('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number }
+      srv.close(() => resolve(port))
+    })
+  })
 }
