@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { PGlite } from '@electric-sql/pglite'
 import postgres from 'postgres'
-import { sampleAccount } from './support/service'
+import { callApi, sampleAccount } from './support/service'
 import { collectOutput, freePort } from './support/scratch-postgres'
 
 const ROOT = join(import.meta.dir, '..')
@@ -99,17 +99,8 @@ async function run(args: string[], env: Record<string, string>, limitMs = 30_000
   }
 }
 
-async function call(r: Running, method: string, path: string, o: { key?: string; body?: unknown; headers?: Record<string, string> } = {}) {
-  const headers: Record<string, string> = { ...o.headers }
-  if (o.key) headers.authorization = `Bearer ${o.key}`
-  if (o.body !== undefined) headers['content-type'] = 'application/json'
-  const res = await fetch(r.url + path, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) })
-  const text = await res.text()
-  let body: any = text
-  try {
-    body = JSON.parse(text)
-  } catch {}
-  return { status: res.status, body }
+function call(r: Running, method: string, path: string, o: { key?: string; body?: unknown; headers?: Record<string, string> } = {}) {
+  return callApi(r.url, method, path, o)
 }
 
 const admin = { authorization: `Bearer ${ADMIN}` }

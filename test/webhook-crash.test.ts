@@ -18,6 +18,7 @@ import { join } from 'node:path'
 import { startWebhookReceiver } from './support/webhook-receiver'
 import { collectOutput, freePort, scratchPostgres } from './support/scratch-postgres'
 import { until } from './support/polling'
+import { callApi } from './support/service'
 
 const ROOT = join(import.meta.dir, '..')
 const ADMIN = 'crash-test-admin-token-0123456789'
@@ -75,19 +76,8 @@ async function startServer(storeEnv: Record<string, string>): Promise<Running> {
   throw new Error(`server not ready within 45 s:\n${r.log.text}`)
 }
 
-async function call(r: Running, method: string, path: string, o: { key?: string; account?: string; body?: unknown; admin?: boolean } = {}) {
-  const headers: Record<string, string> = {}
-  if (o.key) headers.authorization = `Bearer ${o.key}`
-  if (o.admin) headers.authorization = `Bearer ${ADMIN}`
-  if (o.account) headers['service-account'] = o.account
-  if (o.body !== undefined) headers['content-type'] = 'application/json'
-  const res = await fetch(r.url + path, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) })
-  const text = await res.text()
-  let body: any = text
-  try {
-    body = JSON.parse(text)
-  } catch {}
-  return { status: res.status, body }
+function call(r: Running, method: string, path: string, o: { key?: string; account?: string; body?: unknown; admin?: boolean } = {}) {
+  return callApi(r.url, method, path, { key: o.admin ? ADMIN : o.key, account: o.account, body: o.body })
 }
 
 async function freshStore(): Promise<{ env: Record<string, string>; dispose(): Promise<void> }> {

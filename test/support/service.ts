@@ -44,6 +44,26 @@ export const sampleAccount = (extra: Record<string, unknown> = {}) => ({
   ...extra,
 })
 
+/** One HTTP request to a running service (in process or spawned), JSON in and out. */
+export async function callApi<T = any>(baseUrl: string, method: string, path: string, o: CallOptions = {}): Promise<Reply<T>> {
+  const headers: Record<string, string> = { ...o.headers }
+  if (o.key) headers.authorization = `Bearer ${o.key}`
+  if (o.account) headers['service-account'] = o.account
+  let body: string | undefined = o.rawBody
+  if (o.body !== undefined) {
+    body = JSON.stringify(o.body)
+    headers['content-type'] ??= 'application/json'
+  }
+  const url = path.startsWith('http') ? path : baseUrl + path
+  const res = await fetch(url, { method, headers, body })
+  const text = await res.text()
+  let parsed: unknown = text
+  try {
+    parsed = text ? JSON.parse(text) : undefined
+  } catch {}
+  return { status: res.status, body: parsed as T, headers: res.headers }
+}
+
 export async function startTestService(env: Record<string, string> = {}, opts: { clock?: Clock } = {}): Promise<TestService> {
   const config = loadConfig({
     DATA_DIR: 'memory://',
@@ -59,24 +79,7 @@ export async function startTestService(env: Record<string, string> = {}, opts: {
   const port = service.listen()
   const baseUrl = `http://127.0.0.1:${port}`
 
-  async function call<T>(method: string, path: string, o: CallOptions = {}): Promise<Reply<T>> {
-    const headers: Record<string, string> = { ...o.headers }
-    if (o.key) headers.authorization = `Bearer ${o.key}`
-    if (o.account) headers['service-account'] = o.account
-    let body: string | undefined = o.rawBody
-    if (o.body !== undefined) {
-      body = JSON.stringify(o.body)
-      headers['content-type'] ??= 'application/json'
-    }
-    const url = path.startsWith('http') ? path : baseUrl + path
-    const res = await fetch(url, { method, headers, body })
-    const text = await res.text()
-    let parsed: unknown = text
-    try {
-      parsed = text ? JSON.parse(text) : undefined
-    } catch {}
-    return { status: res.status, body: parsed as T, headers: res.headers }
-  }
+  const call = <T>(method: string, path: string, o: CallOptions = {}) => callApi<T>(baseUrl, method, path, o)
 
   const t: TestService = {
     service,
