@@ -13,6 +13,7 @@ import { accountRoutes } from './routes/accounts'
 import { auditLogRoutes } from './routes/audit-logs'
 import { callControlRoutes } from './routes/call-control'
 import { callRoutes, downloadRoutes } from './routes/calls'
+import { clickToCallRoutes } from './routes/click-to-call'
 import { eventRoutes } from './routes/events'
 import { extensionRoutes } from './routes/extensions'
 import { locationRoutes } from './routes/locations'
@@ -44,6 +45,7 @@ export function createApp(deps: GatewayDeps) {
     .use(testHelperRoutes(deps, base))
     .use(callRoutes(deps, base))
     .use(callControlRoutes(deps, base))
+    .use(clickToCallRoutes(deps, base))
     .use(downloadRoutes(deps))
 
   let openapi: string | undefined

@@ -7,6 +7,7 @@ import type { MailTransport } from '../src/events/mail'
 import type { EventStreams } from '../src/events/stream'
 import type { CallSimulator } from '../actors/call-simulator'
 import type { BlobStorage } from '../src/storage/blob-storage'
+import type { RegisteredDevices } from '../src/services/registered-devices'
 
 /** Everything the gateway needs, handed in by main.ts (or a test). */
 export interface GatewayDeps extends Deps {
@@ -22,6 +23,8 @@ export interface GatewayDeps extends Deps {
   eventStreams: EventStreams
   /** Sandbox call simulator (POST /v1/test_helpers/calls), present when this process runs the worker role. */
   callSimulator?: CallSimulator
+  /** Which devices of a user are registered (POST /v1/calls); absent: noRegisteredDevices(), until devices exist. */
+  registeredDevices?: RegisteredDevices
   /** Recording and voicemail audio. */
   storage: BlobStorage
   /** Signs and verifies download URLs (src/services/download-urls). */

@@ -217,6 +217,41 @@ export function callRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCon
         detail: op('getVoicemail', { summary: 'Get a voicemail', tag: 'Voicemails', auth: rule, response: S.Voicemail, errors: { 404: ['voicemail_not_found'] } }),
       },
     )
+    .get(
+      '/v1/voicemails/:voicemail_id/transcript',
+      async ({ auth, params }) => {
+        const row = await getVoicemail(deps.db, auth.account!.id, params.voicemail_id)
+        const stored = row.transcript as { text?: unknown; segments?: unknown } | null
+        const text = typeof stored?.text === 'string' ? stored.text : null
+        const segments = Array.isArray(stored?.segments)
+          ? (stored.segments as { speaker: string; start_seconds: number; end_seconds: number; text: string }[])
+          : text !== null
+            ? [{ speaker: 'caller', start_seconds: 0, end_seconds: row.durationSeconds, text }]
+            : []
+        return {
+          object: 'voicemail_transcript' as const,
+          voicemail_id: row.id,
+          call_id: row.callId,
+          status: stored ? ('completed' as const) : ('processing' as const),
+          text,
+          segments,
+          summary: row.summary,
+          sentiment: row.sentiment ?? null,
+        }
+      },
+      {
+        params: t.Object({ voicemail_id: Id() }),
+        detail: op('getVoicemailTranscript', {
+          summary: 'Get the transcript of a voicemail',
+          description:
+            'The message as text (and as one segment spoken by the caller), with its summary and sentiment. Until transcription completes (voicemail.transcription.complete) the answer is 200 with status processing, text null and segments empty, as for call transcripts; summary and sentiment stay null until voicemail.summary.complete. 404 voicemail_not_found when the voicemail is not the account’s.',
+          tag: 'Voicemails',
+          auth: rule,
+          response: S.VoicemailTranscript,
+          errors: { 404: ['voicemail_not_found'] },
+        }),
+      },
+    )
     .post(
       '/v1/test_helpers/calls',
       async ({ auth, body, mutate }) => {

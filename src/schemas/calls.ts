@@ -75,6 +75,18 @@ export const Transcript = T.Object({
   sentiment: T.Unknown(),
 })
 
+/** GET /v1/voicemails/{voicemail_id}/transcript: the call Transcript's shape, keyed by the voicemail. */
+export const VoicemailTranscript = T.Object({
+  object: T.Literal('voicemail_transcript'),
+  voicemail_id: T.String(),
+  call_id: Nullable(T.String()),
+  status: T.Union([T.Literal('processing'), T.Literal('completed')], { description: 'processing until voicemail.transcription.complete; text is null and segments empty meanwhile' }),
+  text: Nullable(T.String({ description: 'the whole message as text' })),
+  segments: T.Array(T.Object({ speaker: T.String(), start_seconds: T.Number(), end_seconds: T.Number(), text: T.String() })),
+  summary: Nullable(T.String({ description: 'null until voicemail.summary.complete' })),
+  sentiment: T.Unknown(),
+})
+
 const Seconds = (what: string) => T.Optional(T.Integer({ minimum: 0, maximum: 100_000, description: `${what}; clamped to 120` }))
 export const Outcome = T.Union([T.Literal('answered'), T.Literal('no-answer'), T.Literal('busy'), T.Literal('voicemail')])
 
@@ -110,6 +122,19 @@ export const TestCall = T.Object({
   scenario: Scenario,
 })
 
+/** POST /v1/calls (click-to-call). */
+export const CreateCallRequest = Body({
+  user: Id('a user of the account whose registered devices ring first'),
+  dial_string: T.String({
+    minLength: 1,
+    maxLength: 64,
+    description: 'what the user dials: an E.164 number, an extension of the account, a user id of the account, or digits (10-digit NANP, 1 + 10 digits, N11 service codes, 933); spaces, dots, dashes and parentheses are ignored',
+  }),
+  did: T.Optional(
+    T.String({ pattern: '^\\+[1-9]\\d{1,14}$', maxLength: 16, description: "E.164; one of the account's active phone numbers, presented as caller ID for this call (takes precedence over user and account settings)" }),
+  ),
+})
+
 export { Expanded }
 
 // ---------------------------------------------------------------- call control
@@ -123,8 +148,9 @@ export const UpdateCallRequest = T.Union(
     Body({
       action: T.Literal('transfer'),
       to: T.String({ minLength: 1, maxLength: 64, description: 'E.164 number or a user id of the account' }),
-      mode: T.Optional(T.Literal('blind', { description: "only 'blind' (the default)" })),
+      mode: T.Optional(T.Union([T.Literal('blind'), T.Literal('warm')], { description: "blind (the default) or warm (consult the target first)" })),
     }),
+    Body({ action: T.Literal('complete_transfer') }, 'on the consultation call of a warm transfer: hand the held caller over'),
   ],
   { description: 'A command for an active call, discriminated by action.' },
 )
@@ -133,7 +159,8 @@ export const CallCommand = T.Object({
   id: T.String({ description: 'the command id; call.command_succeeded / call.command_failed carry it as command_id' }),
   object: T.Literal('call_command'),
   call_id: T.String(),
-  command: T.Union([T.Literal('hangup'), T.Literal('hold'), T.Literal('resume'), T.Literal('transfer')]),
+  command: T.Union([T.Literal('hangup'), T.Literal('hold'), T.Literal('resume'), T.Literal('transfer'), T.Literal('complete_transfer')]),
+  consultation_call_id: T.Optional(T.String({ description: 'warm transfer: the consultation call placed to the target' })),
 })
 
 export const CallRecordingState = T.Object({
