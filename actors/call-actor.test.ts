@@ -47,18 +47,15 @@ describe('call actor', () => {
       owner,
     }
     await host.spawn(CALL_KIND, id, input)
-    await kind.settled(id)
     let [row] = await database.db.select().from(calls).where(eq(calls.id, id))
     expect(row).toMatchObject({ accountId: owner.accountId, mode: 'test', direction: 'inbound', status: null, fromLabel: 'Caller', userId: 'usr_a' })
     await host.send(CALL_KIND, id, { type: 'RING', user_id: 'usr_a', at: '2026-03-01T10:00:01.000Z' })
     await host.send(CALL_KIND, id, { type: 'ANSWER', user_id: 'usr_a', at: '2026-03-01T10:00:05.000Z' })
-    await kind.settled(id)
     ;[row] = await database.db.select().from(calls).where(eq(calls.id, id))
     expect(row!.status).toBeNull()
     expect(row!.answeredAt?.toISOString()).toBe('2026-03-01T10:00:05.000Z')
     const end = await host.send(CALL_KIND, id, { type: 'HANGUP', side: 'caller', at: '2026-03-01T10:00:47.000Z' })
     expect(end.status).toBe('done')
-    await kind.settled(id)
     ;[row] = await database.db.select().from(calls).where(eq(calls.id, id))
     expect(row).toMatchObject({ status: 'completed', durationSeconds: 42 })
     expect(row!.ringingAt?.toISOString()).toBe('2026-03-01T10:00:01.000Z')
@@ -115,9 +112,9 @@ describe('simulator planning (pure)', () => {
     const plan = planSimulation(
       { owner: { platformId: 'p', accountId: 'a', mode: 'test' }, user: 'usr_1', direction: 'inbound', account_number: '+15005559000', scenario: { ring_seconds: 3, talk_seconds: 30, recording: false } },
       new Date('2026-03-01T10:00:00.000Z'),
-      { call: 'call_1', recording: 'rec_1', voicemail: 'vm_1', transferCall: 'call_2' },
+      { call: 'call_1', transferCall: 'call_2' },
     )
-    expect(plan.sim.steps.map((s) => [s.at, (s.action as any).event?.type])).toEqual([
+    expect(plan.script.map((s) => [s.at, s.event.type])).toEqual([
       ['2026-03-01T10:00:00.000Z', 'RING'],
       ['2026-03-01T10:00:03.000Z', 'ANSWER'],
       ['2026-03-01T10:00:33.000Z', 'HANGUP'],

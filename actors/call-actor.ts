@@ -2,20 +2,20 @@
  * The call actor: binds the pure `call.v1` machine to effects.
  *  - `emit`      → one outbox event (envelope data exactly as emitted; platform,
  *                  account and mode from the actor input), committed with the step;
- *  - projection  → after commit, the `calls` row (the call log) is written as the
- *                  call moves: inserted on call.initiated/incoming, updated on
- *                  ringing/answered/transfer/end; `status` stays null until the end.
- *                  The projection is derived only from emitted data, so replaying it
- *                  is harmless; writes of one call are serialised (`settled(id)`).
- *  - `spawnCall` → handed to the owner (blind transfer) after commit.
+ *  - projection  → in the step's transaction, the `calls` row (the call log) moves
+ *                  with the call: inserted on call.initiated/incoming, updated on
+ *                  ringing/answered/transfer/end; `status` stays null until the end;
+ *  - `spawnCall` → the new leg of a blind transfer, created durably with the step;
+ *  - call.end    → the follow-up actors the owner asks for (recording, voicemail);
+ *  - a warm transfer's consultation call, on its call.transfer, tells the held
+ *    primary call to resume.
  */
 import { and, eq } from 'drizzle-orm'
 import type { Clock } from '../src/clock'
 import type { Db } from '../src/db/client'
 import { callListeners, calls } from '../src/db/schema'
-import { callMachine, type CallEmitted, type CallInput, type SpawnCallRequest } from '../machines/call'
-import { defineActorKind, type Effects } from './runtime'
-import { keyedSerialQueue } from './keyed-serial-queue'
+import { callMachine, type CallContext, type CallEmitted, type CallEndData, type CallInput, type SpawnCallRequest } from '../machines/call'
+import { defineActorKind, type Effects, type SpawnOptions } from './runtime'
 
 export const CALL_KIND = 'call'
 
@@ -34,11 +34,10 @@ export interface CallActorInput extends CallInput {
 export interface CallKindOptions {
   db: Db
   clock: Clock
-  /** Tells delivery that a step committed events. */
-  outboxCommitted?: () => void
-  /** A blind transfer asks for a new call (runs after the step committed). */
-  onSpawnCall?: (req: SpawnCallRequest, parent: CallActorInput) => Promise<unknown> | unknown
-  onError?: (err: unknown) => void
+  /** A blind transfer asks for a new call: its input and script (created in the transfer's step). */
+  onSpawnCall?: (req: SpawnCallRequest, parent: CallActorInput) => { input: CallActorInput; opts?: SpawnOptions } | undefined
+  /** The call ended: the actors to create with call.end (the simulator's recording and voicemail follow-ups). */
+  onEnded?: (end: CallEndData, call: CallContext & { input: CallActorInput }) => ActorSpawn[]
 }
 
 const d = (iso: string | null | undefined) => (iso ? new Date(iso) : null)
@@ -116,32 +115,38 @@ async function project(db: Db, clock: Clock, input: CallActorInput, ev: CallEmit
   }
 }
 
-/** The call actor kind, bound to a database and clock. `settled(id)` resolves once that call's projection writes are done. */
-export function createCallKind(opts: CallKindOptions) {
-  const queue = keyedSerialQueue(opts.onError)
+/** Another actor a call's step creates (durably, in the step's transaction). */
+export interface ActorSpawn {
+  kind: string
+  id: string
+  input: unknown
+  opts?: SpawnOptions
+}
 
+/** The call actor kind, bound to a database and clock. */
+export function createCallKind(opts: CallKindOptions) {
   const kind = defineActorKind({
     kind: CALL_KIND,
     machines: [callMachine],
     actions: (fx: Effects) => ({
       emit: ({ context }: { context: unknown }, params: CallEmitted) => {
-        const input = (context as { input: CallActorInput }).input
+        const c = context as CallContext & { input: CallActorInput }
+        const input = c.input
         fx.emit({ platformId: input.owner.platformId, accountId: input.owner.accountId, mode: input.owner.mode, type: params.type, data: params.data as unknown as Record<string, unknown> })
-        fx.afterCommit(() => {
-          opts.outboxCommitted?.()
-          return queue.run(input.call_id, () => project(opts.db, opts.clock, input, params))
-        })
+        // The call log moves in the same transaction as the event.
+        fx.write((tx) => project(tx, opts.clock, input, params))
+        if (params.type === 'call.end') for (const a of opts.onEnded?.(params.data, c) ?? []) fx.spawnActor(a.kind, a.id, a.input, a.opts)
+        if (params.type === 'call.transfer' && input.consultation?.related_call) {
+          // A completed warm transfer: the held primary call resumes, now with the transfer target.
+          fx.tell(CALL_KIND, input.consultation.related_call, { type: 'RESUME', at: params.data.transferred_at })
+        }
       },
       spawnCall: ({ context }: { context: unknown }, params: SpawnCallRequest) => {
         const input = (context as { input: CallActorInput }).input
-        fx.afterCommit(() => opts.onSpawnCall?.(params, input))
+        const leg = opts.onSpawnCall?.(params, input)
+        if (leg) fx.spawnActor(CALL_KIND, params.call_id, leg.input, leg.opts)
       },
     }),
   })
-
-  return {
-    kind,
-    /** Resolves when the projection writes queued so far for this call are done. */
-    settled: queue.settled,
-  }
+  return { kind }
 }

@@ -1,24 +1,31 @@
 /**
  * The sandbox call simulator (POST /v1/test_helpers/calls).
  *
- * A request becomes a plan: the `call.v1` input and a list of steps at absolute
- * simulated times (ring, answer, hang up, then recording / voicemail follow-ups).
- * The call actor runs the call; a `call_sim.v1` actor walks the steps on durable
- * timers (the injected clock: with VOICE_CLOCK_SPEED=100 a 30 s call ends in about
- * 0.3 s of real time while timestamps and duration_seconds say 30 s).
+ * A request becomes a plan: the `call.v1` input and a script of call events at
+ * absolute simulated times (ring, answer, hang up), written as durable timers of the
+ * call actor together with its first snapshot. Each scripted event is then one step
+ * of the call actor that claims its timer, so a crash never loses or repeats one,
+ * and a command that ends the call early (hangup, transfer) drops the rest of the
+ * script with the call's timers. Time is the injected clock's: with
+ * VOICE_CLOCK_SPEED=100 a 30 s call ends in about 0.3 s of real time while
+ * timestamps and duration_seconds say 30 s.
+ *
+ * When the call ends, its call.end step creates a `call_sim.v1` actor for what
+ * follows from how the call really ended: the recording (recording.available, then
+ * transcript and summary) for an answered recorded call, the voicemail
+ * (voicemail.new, transcript, summary) for a stored message. Each follow-up step
+ * writes its record and its event in that actor's step transaction.
  */
 import { and, eq } from 'drizzle-orm'
 import type { Clock } from '../src/clock'
 import type { Db } from '../src/db/client'
 import { calls, recordings, voicemails } from '../src/db/schema'
-import { appendEvents } from '../src/events/outbox'
 import { newId } from '../src/ids'
-import type { CallMachineEvent, SpawnCallRequest } from '../machines/call'
+import { durationSeconds, type CallContext, type CallEndData, type CallMachineEvent, type SpawnCallRequest } from '../machines/call'
 import { callSimulationMachine, type SimInput, type SimStep } from '../machines/call-simulation'
-import { CALL_KIND, type CallActorInput, type CallOwner } from './call-actor'
-import { ActorDone, ActorNotFound, defineActorKind, type ActorClient, type Effects } from './runtime'
+import { CALL_KIND, type ActorSpawn, type CallActorInput, type CallOwner } from './call-actor'
+import { defineActorKind, type ActorClient, type Effects, type ScheduleRequest } from './runtime'
 import type { PauseInterval } from '../media/simulated-audio'
-import { keyedSerialQueue } from './keyed-serial-queue'
 
 export const SIM_KIND = 'call_sim'
 
@@ -95,15 +102,25 @@ export function effectiveScenario(direction: 'inbound' | 'outbound', toNumber: s
 }
 
 const plus = (t0: number, seconds: number) => new Date(t0 + seconds * 1000).toISOString()
+const E164 = /^\+[1-9]\d{1,14}$/
 
 export interface Plan {
   call: CallActorInput
-  sim: SimInput & { owner: CallOwner }
+  /** The call's scripted events, as durable timers of the call actor. */
+  script: ScheduleRequest[]
   scenario: Scenario
 }
 
-/** Pure: the call input and the timed steps for a request started at `now`. */
-export function planSimulation(req: SimulateRequest, now: Date, ids: { call: string; recording: string; voicemail: string; transferCall: string }): Plan {
+/** Collects scripted call events at offsets (seconds) from t0. */
+function scriptFrom(t0: number) {
+  const script: ScheduleRequest[] = []
+  const send = (at: number, event: Omit<CallMachineEvent, 'at'> & Record<string, unknown>) =>
+    script.push({ name: `script_${script.length}`, at: plus(t0, at), event: { ...event, at: plus(t0, at) } })
+  return { script, send }
+}
+
+/** Pure: the call input and its script for a request started at `now`. */
+export function planSimulation(req: SimulateRequest, now: Date, ids: { call: string; transferCall: string }): Plan {
   const { scenario, magic } = effectiveScenario(req.direction, req.to_number, req.scenario)
   const t0 = now.getTime()
   const outbound = req.direction === 'outbound'
@@ -123,13 +140,7 @@ export function planSimulation(req: SimulateRequest, now: Date, ids: { call: str
   if (magic === 'emergency') {
     call.emergency = { device_id: null, extension: null, location_id: null, location_name: null, location_address: null, e911_provisioned: false }
   }
-  const steps: SimStep[] = []
-  const send = (at: number, event: Omit<CallMachineEvent, 'at'> & Record<string, unknown>) =>
-    steps.push({ at: plus(t0, at), action: { type: 'call', call_id: ids.call, event: { ...event, at: plus(t0, at) } } })
-  // Follow-up steps carry the planned end (ends_at): when a command ended the call at
-  // another time (hangup, transfer), they are stale and dropped (see `run`).
-  let endsAt = 0
-  const after = (at: number, action: SimStep['action']) => steps.push({ at: plus(t0, at), action: { ...action, ends_at: plus(t0, endsAt) } })
+  const { script, send } = scriptFrom(t0)
   const ringUser = outbound ? undefined : req.user
   send(0, { type: 'RING', ...(ringUser ? { user_id: ringUser } : {}) })
   const ring = scenario.ring_seconds
@@ -139,40 +150,125 @@ export function planSimulation(req: SimulateRequest, now: Date, ids: { call: str
     send(ring, { type: 'TIMER', timer: 'ring_timeout' })
   } else if (scenario.outcome === 'voicemail') {
     const end = ring + scenario.voicemail_seconds
-    endsAt = end
     send(ring, { type: 'VOICEMAIL' })
     send(end, { type: 'MESSAGE_STORED' })
     send(end, { type: 'HANGUP', side: 'caller' })
-    const base = { voicemail_id: ids.voicemail, user_id: req.user, call_id: ids.call }
-    after(end, {
-      type: 'voicemail',
-      ...base,
-      from_number: call.from_number,
-      from_name: call.from_name ?? null,
-      duration_seconds: scenario.voicemail_seconds,
-      created_at: plus(t0, end),
-    })
-    after(end + 3, { type: 'voicemail_transcript', ...base })
-    after(end + 5, { type: 'voicemail_summary', ...base })
   } else {
     const end = ring + scenario.talk_seconds
-    endsAt = end
     send(ring, { type: 'ANSWER', ...(ringUser ? { user_id: ringUser } : {}) })
-    if (magic === 'transfer') {
-      send(end, { type: 'BLIND_TRANSFER', to: '+15005550100', by: req.user, new_call_id: ids.transferCall })
-    } else {
-      send(end, { type: 'HANGUP', side: outbound ? 'callee' : 'caller' })
-    }
-    if (scenario.recording) {
-      after(end + 2, { type: 'recording', recording_id: ids.recording, call_id: ids.call, duration_seconds: scenario.talk_seconds })
-      after(end + 4, { type: 'recording_transcript', recording_id: ids.recording, call_id: ids.call })
-      after(end + 6, { type: 'recording_summary', recording_id: ids.recording, call_id: ids.call })
-    }
+    if (magic === 'transfer') send(end, { type: 'BLIND_TRANSFER', to: '+15005550100', by: req.user, new_call_id: ids.transferCall })
+    else send(end, { type: 'HANGUP', side: outbound ? 'callee' : 'caller' })
   }
-  return { call, sim: { sim_id: ids.call, steps, owner: req.owner }, scenario }
+  return { call, script, scenario }
 }
 
-// ---------------------------------------------------------------- the simulation actor
+/**
+ * Pure: the new leg of a blind transfer of a simulated call. The transferred party
+ * (the original remote side) is connected to the target: a number is dialled out
+ * (answered after 2 s, 10 s of talk); a user of the account is rung and answers.
+ */
+export function planTransferLeg(req: SpawnCallRequest, parent: CallActorInput): { input: CallActorInput; opts: { timers: ScheduleRequest[] } } {
+  const t0 = Date.parse(req.at)
+  const accountNumber = parent.direction === 'outbound' ? parent.from_number : parent.to_number
+  const toUser = E164.test(req.transferred_to) ? undefined : req.transferred_to
+  const input: CallActorInput = {
+    call_id: req.call_id,
+    direction: toUser ? 'internal' : 'outbound',
+    from_number: accountNumber,
+    from_name: null,
+    to_number: toUser ? accountNumber : req.transferred_to,
+    started_at: req.at,
+    user_id: req.transferred_by,
+    from_user_id: req.transferred_by,
+    ...(toUser ? { to_user_id: toUser } : {}),
+    record: false,
+    placed_by_transfer: { related_call: req.related_call },
+    owner: parent.owner,
+    simulated: true,
+  }
+  const { script, send } = scriptFrom(t0)
+  send(0, { type: 'RING', ...(toUser ? { user_id: toUser } : {}) })
+  send(2, { type: 'ANSWER', ...(toUser ? { user_id: toUser } : {}) })
+  send(12, { type: 'HANGUP', side: 'callee' })
+  return { input, opts: { timers: script } }
+}
+
+/** How long a consultation call waits for the transfer to be completed before its target hangs up. */
+export const CONSULTATION_SECONDS = MAX_SIM_SECONDS
+
+/**
+ * Pure: the consultation call of a warm transfer: the transferring user calls the
+ * target (a number, or a user of the account) while the primary call is held; the
+ * target answers after 2 s and hangs up after CONSULTATION_SECONDS unless the
+ * transfer is completed first.
+ */
+export function planConsultation(
+  r: { call_id: string; primary: CallActorInput; to: string; by: string },
+  now: Date,
+): { input: CallActorInput; opts: { timers: ScheduleRequest[] } } {
+  const accountNumber = r.primary.direction === 'outbound' ? r.primary.from_number : r.primary.to_number
+  const toUser = E164.test(r.to) ? undefined : r.to
+  const input: CallActorInput = {
+    call_id: r.call_id,
+    direction: toUser ? 'internal' : 'outbound',
+    from_number: accountNumber,
+    from_name: null,
+    to_number: toUser ? accountNumber : r.to,
+    started_at: now.toISOString(),
+    user_id: r.by,
+    from_user_id: r.by,
+    ...(toUser ? { to_user_id: toUser } : {}),
+    record: false,
+    consultation: { related_call: r.primary.call_id },
+    owner: r.primary.owner,
+    simulated: true,
+  }
+  const { script, send } = scriptFrom(now.getTime())
+  send(0, { type: 'RING', ...(toUser ? { user_id: toUser } : {}) })
+  send(2, { type: 'ANSWER', ...(toUser ? { user_id: toUser } : {}) })
+  send(2 + CONSULTATION_SECONDS, { type: 'HANGUP', side: 'callee' })
+  return { input, opts: { timers: script } }
+}
+
+/** The follow-up actor of a call (one per call: its id is derived from the call's). */
+export const followUpId = (callId: string) => `${callId}_followup`
+
+/**
+ * Pure but for fresh record ids: what follows a simulated call's end. An answered
+ * call that was recording gets its recording 2 s after the end, the transcript at
+ * 4 s and the summary at 6 s; a stored voicemail message is deposited at the end,
+ * transcribed at 3 s and summarised at 5 s.
+ */
+export function planFollowUps(end: CallEndData, call: CallContext & { input: CallActorInput }, ids = { recording: newId('recording'), voicemail: newId('voicemail') }): ActorSpawn[] {
+  const input = call.input
+  if (!input.simulated) return []
+  const t0 = Date.parse(end.ended_at)
+  const steps: SimStep[] = []
+  const step = (s: number, action: SimStep['action']) => steps.push({ at: plus(t0, s), action })
+  if (end.status === 'voicemail') {
+    const base = { voicemail_id: ids.voicemail, user_id: input.to_user_id ?? input.user_id ?? null, call_id: input.call_id }
+    step(0, {
+      type: 'voicemail',
+      ...base,
+      from_number: input.from_number,
+      from_name: call.from_name ?? null,
+      duration_seconds: end.answered_at ? durationSeconds(end.answered_at, end.ended_at) : 0,
+      created_at: end.ended_at,
+    })
+    step(3, { type: 'voicemail_transcript', ...base })
+    step(5, { type: 'voicemail_summary', ...base })
+  } else if (end.connected_at && input.record) {
+    const base = { recording_id: ids.recording, call_id: input.call_id }
+    step(2, { type: 'recording', ...base, duration_seconds: durationSeconds(end.connected_at, end.ended_at) })
+    step(4, { type: 'recording_transcript', ...base })
+    step(6, { type: 'recording_summary', ...base })
+  }
+  if (steps.length === 0) return []
+  const id = followUpId(input.call_id)
+  return [{ kind: SIM_KIND, id, input: { sim_id: id, steps, owner: input.owner } }]
+}
+
+// ---------------------------------------------------------------- the follow-up actor
 
 const SAMPLE_TRANSCRIPT = (seconds: number) => ({
   segments: [
@@ -184,37 +280,19 @@ const SAMPLE_SUMMARY = 'Simulated sandbox call: the caller greeted and the sandb
 const SAMPLE_SENTIMENT = { overall: 'positive', local: { overall: 'positive' }, remote: { overall: 'neutral' } }
 
 export interface SimKindOptions {
-  db: Db
   clock: Clock
   /** Where recording and voicemail audio go; without it, no audio is stored. */
   storage?: { put(key: string, bytes: Uint8Array, contentType: string): Promise<void> }
   /** The simulated audio (WAV) of a recording or message: same seed, same audio. */
   audio?: (seed: string, durationMs: number, pauses?: PauseInterval[]) => { bytes: Uint8Array; contentType: string }
-  client: () => ActorClient
-  outboxCommitted?: () => void
-  onError?: (err: unknown) => void
 }
 
 type A = Record<string, unknown>
 
 export function createSimKind(opts: SimKindOptions) {
-  const { db, clock } = opts
-  // Each simulation's effects run in step order, one after the other, after the step
-  // committed: a call message is acknowledged before the next record and event are
-  // written, so (for example) call.end is always in the outbox before voicemail.new.
-  const queue = keyedSerialQueue(opts.onError)
+  const { clock } = opts
 
-  /** One transaction: the record change and its event. */
-  const write = async (owner: CallOwner, type: string, data: A, change: (tx: Db) => Promise<unknown>) => {
-    await db.transaction(async (txRaw) => {
-      const tx = txRaw as unknown as Db
-      await change(tx)
-      await appendEvents(tx, clock, [{ platformId: owner.platformId, accountId: owner.accountId, mode: owner.mode, type, data }])
-    })
-    opts.outboxCommitted?.()
-  }
-
-  /** Stores the simulated audio first (a retry overwrites it), so the row never points at nothing. */
+  /** Stores the simulated audio first (a retried step overwrites it), so the row never points at nothing. */
   const storeAudio = async (key: string, seed: string, seconds: number, pauses?: PauseInterval[]): Promise<string | null> => {
     if (!opts.storage || !opts.audio) return null
     const { bytes, contentType } = opts.audio(seed, seconds * 1000, pauses)
@@ -222,62 +300,44 @@ export function createSimKind(opts: SimKindOptions) {
     return key
   }
 
-  /** When the call actually ended (the call actor's committed state), or null while in flight. */
-  const endedAt = async (callId: string): Promise<string | null> => {
-    const row = await opts.client().inspect(CALL_KIND, callId)
-    return ((row?.snapshot as { context?: { ended_at?: string | null } } | undefined)?.context?.ended_at as string | null | undefined) ?? null
-  }
-
-  const run = async (owner: CallOwner, step: SimStep) => {
+  /** One follow-up step: its event (known now) and its record change (in the step's transaction). */
+  const perform = (fx: Effects, owner: CallOwner, step: SimStep) => {
     const a = step.action as A
+    const emit = (type: string, data: A) => fx.emit({ platformId: owner.platformId, accountId: owner.accountId, mode: owner.mode, type, data })
     const now = () => clock.now()
-    if (step.action.type === 'call') {
-      try {
-        await opts.client().send(CALL_KIND, a.call_id as string, a.event as CallMachineEvent)
-      } catch (err) {
-        // the call already ended (a command hung it up or transferred it): a stale step, dropped
-        if (err instanceof ActorDone || err instanceof ActorNotFound) return
-        throw err
-      }
-      return
-    }
-    if (typeof a.ends_at === 'string' && (await endedAt(a.call_id as string)) !== a.ends_at) return
     switch (step.action.type) {
-      case 'voicemail': {
-        const storageKey = await storeAudio(`voicemails/${owner.accountId}/${a.voicemail_id as string}.wav`, a.voicemail_id as string, a.duration_seconds as number)
-        await write(
-          owner,
-          'voicemail.new',
-          {
-            voicemail_id: a.voicemail_id,
-            user_id: a.user_id,
-            call_id: a.call_id,
-            from_number: a.from_number,
-            from_name: a.from_name,
-            duration_seconds: a.duration_seconds,
-            created_at: a.created_at,
-          },
-          (tx) =>
-            tx
-              .insert(voicemails)
-              .values({
-                id: a.voicemail_id as string,
-                accountId: owner.accountId,
-                userId: a.user_id as string,
-                callId: a.call_id as string,
-                fromNumber: a.from_number as string,
-                fromName: (a.from_name as string | null) ?? null,
-                durationSeconds: a.duration_seconds as number,
-                storageKey,
-                createdAt: new Date(a.created_at as string),
-                updatedAt: now(),
-              })
-              .onConflictDoNothing(),
-        )
+      case 'voicemail':
+        emit('voicemail.new', {
+          voicemail_id: a.voicemail_id,
+          user_id: a.user_id,
+          call_id: a.call_id,
+          from_number: a.from_number,
+          from_name: a.from_name,
+          duration_seconds: a.duration_seconds,
+          created_at: a.created_at,
+        })
+        fx.write(async (tx) => {
+          const storageKey = await storeAudio(`voicemails/${owner.accountId}/${a.voicemail_id as string}.wav`, a.voicemail_id as string, a.duration_seconds as number)
+          await tx
+            .insert(voicemails)
+            .values({
+              id: a.voicemail_id as string,
+              accountId: owner.accountId,
+              userId: a.user_id as string,
+              callId: a.call_id as string,
+              fromNumber: a.from_number as string,
+              fromName: (a.from_name as string | null) ?? null,
+              durationSeconds: a.duration_seconds as number,
+              storageKey,
+              createdAt: new Date(a.created_at as string),
+              updatedAt: now(),
+            })
+            .onConflictDoNothing()
+        })
         return
-      }
       case 'voicemail_transcript':
-        await write(owner, 'voicemail.transcription.complete', { voicemail_id: a.voicemail_id, user_id: a.user_id, call_id: a.call_id, status: 'completed' }, (tx) =>
+        emit('voicemail.transcription.complete', { voicemail_id: a.voicemail_id, user_id: a.user_id, call_id: a.call_id, status: 'completed' })
+        fx.write((tx) =>
           tx
             .update(voicemails)
             .set({ transcript: { text: 'Hi, this is a simulated voicemail. Please call me back.' }, updatedAt: now() })
@@ -285,49 +345,36 @@ export function createSimKind(opts: SimKindOptions) {
         )
         return
       case 'voicemail_summary':
-        await write(owner, 'voicemail.summary.complete', { voicemail_id: a.voicemail_id, user_id: a.user_id, call_id: a.call_id }, (tx) =>
+        emit('voicemail.summary.complete', { voicemail_id: a.voicemail_id, user_id: a.user_id, call_id: a.call_id })
+        fx.write((tx) =>
           tx
             .update(voicemails)
             .set({ summary: 'The caller asks for a call back.', sentiment: { overall: 'neutral' }, updatedAt: now() })
             .where(eq(voicemails.id, a.voicemail_id as string)),
         )
         return
-      case 'recording': {
-        // A row may exist already: pause/resume during the call wrote its pauses there.
-        const [existing] = await db
-          .select({ id: recordings.id, pauses: recordings.pauses })
-          .from(recordings)
-          .where(and(eq(recordings.callId, a.call_id as string), eq(recordings.accountId, owner.accountId)))
-        const recordingId = existing?.id ?? (a.recording_id as string)
-        const storageKey = await storeAudio(`recordings/${owner.accountId}/${recordingId}.wav`, a.call_id as string, a.duration_seconds as number, existing?.pauses)
-        if (existing) {
-          await write(owner, 'recording.available', { call_id: a.call_id, duration_seconds: a.duration_seconds }, (tx) =>
-            tx
-              .update(recordings)
-              .set({ status: 'available', storageKey, durationSeconds: a.duration_seconds as number, updatedAt: now() })
-              .where(eq(recordings.id, recordingId)),
-          )
-          return
-        }
-        await write(owner, 'recording.available', { call_id: a.call_id, duration_seconds: a.duration_seconds }, (tx) =>
-          tx
-            .insert(recordings)
-            .values({
-              id: a.recording_id as string,
-              callId: a.call_id as string,
-              accountId: owner.accountId,
-              status: 'available',
-              storageKey,
-              durationSeconds: a.duration_seconds as number,
-              createdAt: new Date(step.at),
-              updatedAt: now(),
-            })
-            .onConflictDoNothing(),
-        )
+      case 'recording':
+        emit('recording.available', { call_id: a.call_id, duration_seconds: a.duration_seconds })
+        fx.write(async (tx) => {
+          // A row may exist already: pause/resume during the call wrote its pauses there.
+          const [existing] = await tx
+            .select({ id: recordings.id, pauses: recordings.pauses })
+            .from(recordings)
+            .where(and(eq(recordings.callId, a.call_id as string), eq(recordings.accountId, owner.accountId)))
+          const recordingId = existing?.id ?? (a.recording_id as string)
+          const storageKey = await storeAudio(`recordings/${owner.accountId}/${recordingId}.wav`, a.call_id as string, a.duration_seconds as number, existing?.pauses)
+          const values = { status: 'available' as const, storageKey, durationSeconds: a.duration_seconds as number, updatedAt: now() }
+          if (existing) await tx.update(recordings).set(values).where(eq(recordings.id, recordingId))
+          else
+            await tx
+              .insert(recordings)
+              .values({ id: recordingId, callId: a.call_id as string, accountId: owner.accountId, createdAt: new Date(step.at), ...values })
+              .onConflictDoNothing()
+        })
         return
-      }
       case 'recording_transcript':
-        await write(owner, 'recording.transcription.complete', { call_id: a.call_id, status: 'completed' }, async (tx) => {
+        emit('recording.transcription.complete', { call_id: a.call_id, status: 'completed' })
+        fx.write(async (tx) => {
           const [rec] = await tx.select({ d: recordings.durationSeconds }).from(recordings).where(eq(recordings.callId, a.call_id as string))
           await tx
             .update(recordings)
@@ -336,7 +383,8 @@ export function createSimKind(opts: SimKindOptions) {
         })
         return
       case 'recording_summary':
-        await write(owner, 'recording.summary.complete', { call_id: a.call_id }, async (tx) => {
+        emit('recording.summary.complete', { call_id: a.call_id })
+        fx.write(async (tx) => {
           await tx.update(recordings).set({ summary: SAMPLE_SUMMARY, sentiment: SAMPLE_SENTIMENT, updatedAt: now() }).where(eq(recordings.callId, a.call_id as string))
           await tx
             .update(calls)
@@ -350,76 +398,31 @@ export function createSimKind(opts: SimKindOptions) {
   const kind = defineActorKind({
     kind: SIM_KIND,
     machines: [callSimulationMachine],
-    actions: (fx: Effects, ctx) => ({
+    actions: (fx: Effects) => ({
       schedule: (_: unknown, params: { name: string; at: string; event: { type: string } & A }) => fx.schedule(params),
-      perform: ({ context }: { context: unknown }, step: SimStep) => {
-        const owner = (context as { input: { owner: CallOwner } }).input.owner
-        fx.afterCommit(() => queue.run(ctx.id, () => run(owner, step)))
-      },
+      perform: ({ context }: { context: unknown }, step: SimStep) => perform(fx, (context as { input: { owner: CallOwner } }).input.owner, step),
     }),
   })
-  return { kind, settled: queue.settled }
+  return { kind }
 }
 
 // ---------------------------------------------------------------- starting a simulation
 
 export interface CallSimulator {
-  /** Decides the call (ids, input, steps) without starting it. */
+  /** Decides the call (ids, input, script) without starting it. */
   plan(req: SimulateRequest): Plan
-  /** Starts the call actor and its script; resolves once the call row exists. */
+  /** Starts the call actor with its script; resolves once the call (and its call log row) is committed. */
   run(plan: Plan): Promise<void>
-  /** A blind transfer from a simulated call: the new leg, answered after 2 s, 10 s talk. */
-  spawnTransferLeg(req: SpawnCallRequest, parent: CallActorInput): Promise<void>
-  /**
-   * A command (hangup, transfer) ended the call at `ended_at`, not as planned: the planned
-   * follow-ups are stale (dropped), so this schedules the recording follow-ups for the real end.
-   */
-  followUpAfterCommand(f: { owner: CallOwner; call_id: string; answered_at: string | null; ended_at: string; recorded: boolean }): Promise<void>
   /** The actor client the simulated calls run on (call control sends commands through it). */
   readonly client: ActorClient
 }
 
-export function createCallSimulator(opts: { clock: Clock; client: ActorClient; settled: (callId: string) => Promise<void> }): CallSimulator {
-  const ids = () => ({ call: newId('call'), recording: newId('recording'), voicemail: newId('voicemail'), transferCall: newId('call') })
-  const run = async (plan: Plan) => {
-    await opts.client.spawn(CALL_KIND, plan.call.call_id, plan.call)
-    await opts.settled(plan.call.call_id)
-    await opts.client.spawn(SIM_KIND, plan.sim.sim_id, plan.sim)
-  }
+export function createCallSimulator(opts: { clock: Clock; client: ActorClient }): CallSimulator {
   return {
     client: opts.client,
-    plan: (req) => planSimulation(req, opts.clock.now(), ids()),
-    run,
-    async followUpAfterCommand(f) {
-      if (!f.recorded || !f.answered_at) return
-      const end = Date.parse(f.ended_at)
-      const duration = Math.max(0, Math.floor((end - Date.parse(f.answered_at)) / 1000))
-      const recording_id = newId('recording')
-      const at = (s: number) => new Date(end + s * 1000).toISOString()
-      const base = { recording_id, call_id: f.call_id, ends_at: f.ended_at }
-      const steps: SimStep[] = [
-        { at: at(2), action: { type: 'recording', ...base, duration_seconds: duration } },
-        { at: at(4), action: { type: 'recording_transcript', ...base } },
-        { at: at(6), action: { type: 'recording_summary', ...base } },
-      ]
-      await opts.client.spawn(SIM_KIND, `${f.call_id}.after_command`, { sim_id: `${f.call_id}.after_command`, steps, owner: f.owner })
-    },
-    async spawnTransferLeg(req, parent) {
-      const at = new Date(req.at)
-      const plan = planSimulation(
-        {
-          owner: parent.owner,
-          user: req.transferred_by,
-          direction: 'outbound',
-          account_number: parent.direction === 'outbound' ? parent.from_number : parent.to_number,
-          to_number: '+15555550100',
-          scenario: { outcome: 'answered', ring_seconds: 2, talk_seconds: 10, recording: false },
-        },
-        at,
-        { ...ids(), call: req.call_id },
-      )
-      plan.call.placed_by_transfer = { related_call: req.related_call }
-      await run(plan)
+    plan: (req) => planSimulation(req, opts.clock.now(), { call: newId('call'), transferCall: newId('call') }),
+    async run(plan) {
+      await opts.client.spawn(CALL_KIND, plan.call.call_id, plan.call, { timers: plan.script })
     },
   }
 }

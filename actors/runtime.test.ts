@@ -8,6 +8,7 @@ import { and, eq } from 'drizzle-orm'
 import fc from 'fast-check'
 import { assign, setup } from 'xstate'
 import { manualClock } from '../src/clock'
+import { shardOf } from './shards'
 import { openDatabase, type Database } from '../src/db/client'
 import { actorSnapshots, durableTimers, events } from '../src/db/schema'
 import {
@@ -159,7 +160,7 @@ describe('actor runtime: spawn, address, stop by id', () => {
     expect(ctxOf(r).count).toBe(1)
     expect(r.events.map((e) => e.type)).toEqual(['toy.added'])
     const row = await snapshotRow(id)
-    expect(row).toMatchObject({ machineVersion: 'toy.v1', status: 'active', shard: 0 })
+    expect(row).toMatchObject({ machineVersion: 'toy.v1', status: 'active', shard: shardOf(id) })
     expect(await eventTypes(account)).toEqual(['toy.created:created', 'toy.added:a'])
     await expect(toy.spawn(id, { id, account })).rejects.toBeInstanceOf(ActorExists)
     await expect(host.send('toy', uid('missing'), { type: 'ADD', tag: 'x' })).rejects.toBeInstanceOf(ActorNotFound)

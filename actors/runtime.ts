@@ -18,12 +18,19 @@
  * `maxAttempts` the sender gets an `ActorStepFailed`. An acknowledged message is
  * therefore always in the database; an unacknowledged one is the sender's to retry.
  *
- * Placement: `ActorClient` is what gateways and other actors use. Here it is the
- * in-process `ActorHost`; a NATS placement layer can implement the same interface
- * (route `voice.<kind>.<shard>.<id>` to the host owning the shard) without changing
- * callers. The host writes `shard` 0 on every row.
+ * Effects that must not be lost run inside that same transaction: `write` (a
+ * projection or record change), `tell` and `spawnActor` (a message to, or the
+ * creation of, another actor: a durable timer row due now, which the target's
+ * owner fires and claims in the target's own step). `afterCommit` is only for what
+ * may be lost (a wake-up, a notification).
+ *
+ * Placement: `ActorClient` is what gateways use. Here it is the in-process
+ * `ActorHost`; actors/placement routes `voice.<kind>.<shard>.<id>` over NATS to the
+ * host of the worker holding the shard. A host given a `fence` checks, inside every
+ * step transaction, that the shard's epoch in `shard_fences` is still its own, so a
+ * step of an owner whose lease ran out rolls back (ActorFenced).
  */
-import { and, eq } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import {
   createActor,
   type Actor,
@@ -36,8 +43,9 @@ import {
 } from 'xstate'
 import type { Clock } from '../src/clock'
 import type { Db } from '../src/db/client'
-import { actorSnapshots } from '../src/db/schema'
+import { actorSnapshots, shardFences } from '../src/db/schema'
 import { appendEvents, type NewEvent, type StoredEvent } from '../src/events/outbox'
+import { DEFAULT_SHARD_COUNT, shardOf } from './shards'
 import {
   cancelActorTimers,
   cancelTimer,
@@ -53,7 +61,15 @@ import {
 /** Errors that cross to the sender (and, later, over the wire as typed replies). */
 export class ActorError extends Error {
   constructor(
-    readonly code: 'actor_not_found' | 'actor_exists' | 'actor_done' | 'actor_step_failed' | 'unknown_kind' | 'unknown_machine_version' | 'host_closed',
+    readonly code:
+      | 'actor_not_found'
+      | 'actor_exists'
+      | 'actor_done'
+      | 'actor_step_failed'
+      | 'unknown_kind'
+      | 'unknown_machine_version'
+      | 'host_closed'
+      | 'fenced',
     message: string,
     options?: { cause?: unknown },
   ) {
@@ -84,6 +100,13 @@ export class ActorStepFailed extends ActorError {
   }
 }
 
+/** The shard moved to another owner (a higher epoch): the step rolled back, nothing was applied. */
+export class ActorFenced extends ActorError {
+  constructor(kind: string, id: string, shard: number, epoch: number, current: number) {
+    super('fenced', `${kind} actor ${id}: shard ${shard} is fenced at epoch ${current}, this host runs epoch ${epoch}`)
+  }
+}
+
 // ---------------------------------------------------------------- kinds
 
 /** What a machine's `schedule` action asks for: a durable timer, by name, replacing a live one of that name. */
@@ -102,6 +125,12 @@ export interface Effects {
   emit(event: NewEvent | NewEvent[]): void
   schedule(req: ScheduleRequest): void
   cancelTimer(name: string): void
+  /** Runs inside the step's transaction, after the snapshot and events: a projection or record change. */
+  write(fn: (tx: Db) => Promise<unknown>): void
+  /** A durable message to another actor: delivered (once) after this step committed; dropped if the actor does not exist. */
+  tell(kind: string, id: string, event: EventObject & Record<string, unknown>): void
+  /** Creates another actor durably after this step committed (nothing happens if the id is taken). */
+  spawnActor(kind: string, id: string, input: unknown, opts?: SpawnOptions): void
   /** Runs after the step committed (e.g. sending another actor a message). Errors are reported, not retried. */
   afterCommit(fn: () => Promise<unknown> | unknown): void
 }
@@ -141,10 +170,15 @@ export interface StepResult {
   events: StoredEvent[]
 }
 
-/** Addresses actors by kind and id. In-process now; a bus-backed client later. */
+export interface SpawnOptions {
+  /** Durable timers written with the actor's first snapshot (a script of events at given times). */
+  timers?: ScheduleRequest[]
+}
+
+/** Addresses actors by kind and id: the in-process ActorHost, or NatsActorClient over placement. */
 export interface ActorClient {
   /** Creates the actor; rejects with ActorExists when the id is taken. */
-  spawn(kind: string, id: string, input: unknown): Promise<StepResult>
+  spawn(kind: string, id: string, input: unknown, opts?: SpawnOptions): Promise<StepResult>
   /** Resolves once the step the message caused committed. */
   send<E extends EventObject>(kind: string, id: string, message: E): Promise<StepResult>
   /** Terminates the actor: status done, timers cancelled, disposed. */
@@ -191,6 +225,12 @@ export interface ActorHostOptions {
   pollTimers?: boolean
   /** Supervision and background errors: (what happened, details). */
   onEvent?: (e: HostEvent) => void
+  /** Called after a step committed outbox events (wakes delivery). */
+  outboxCommitted?: () => void
+  /** Shards in all (tags timer rows with the target actor's shard). Default 16. */
+  shardCount?: number
+  /** Placement: this host serves one shard at this lease epoch; every step checks the fence. */
+  fence?: { shard: number; epoch: number }
 }
 
 export type HostEvent =
@@ -201,12 +241,21 @@ export type HostEvent =
   | { type: 'timer_delivery_failed'; timerId: string; error: unknown }
 
 type Message =
-  | { type: 'spawn'; input: unknown }
+  | { type: 'spawn'; input: unknown; timers?: ScheduleRequest[] }
   | { type: 'send'; event: EventObject }
   | { type: 'fire'; timerId: string; token: string }
   | { type: 'stop' }
 
-type Collected = { type: 'event'; event: NewEvent } | { type: 'schedule'; req: ScheduleRequest } | { type: 'cancel'; name: string }
+type Collected =
+  | { type: 'event'; event: NewEvent }
+  | { type: 'schedule'; req: ScheduleRequest }
+  | { type: 'cancel'; name: string }
+  | { type: 'write'; fn: (tx: Db) => Promise<unknown> }
+  | { type: 'timer'; kind: string; id: string; req: ScheduleRequest }
+
+/** The timer event that creates an actor (SpawnOptions travel with it). */
+const SPAWN_EVENT = '$spawn'
+
 
 interface Entry {
   kind: ActorKind
@@ -237,6 +286,10 @@ export class ActorHost implements ActorClient {
   private readonly policy: RestartPolicy
   readonly timers: DurableScheduler
   private closed = false
+  /** Each machine provided once with the host's collectors (per-actor copies cost ~20 KB each). */
+  private readonly providedMachines = new Map<AnyStateMachine, AnyStateMachine>()
+  /** The actor whose step is running: XState runs actions synchronously inside send/start. */
+  private current: Entry | undefined
 
   constructor(private readonly opts: ActorHostOptions) {
     for (const k of opts.kinds) this.kinds.set(k.kind, k)
@@ -272,8 +325,8 @@ export class ActorHost implements ActorClient {
     return n
   }
 
-  spawn(kind: string, id: string, input: unknown): Promise<StepResult> {
-    return this.enqueue(kind, id, { type: 'spawn', input }) as Promise<StepResult>
+  spawn(kind: string, id: string, input: unknown, opts: SpawnOptions = {}): Promise<StepResult> {
+    return this.enqueue(kind, id, { type: 'spawn', input, timers: opts.timers }) as Promise<StepResult>
   }
 
   send<E extends EventObject>(kind: string, id: string, message: E): Promise<StepResult> {
@@ -331,6 +384,8 @@ export class ActorHost implements ActorClient {
       } catch (err) {
         if (err instanceof ActorError) {
           if (err instanceof ActorDone) this.dispose(e)
+          // the live actor took the message that did not commit
+          if (err instanceof ActorFenced) this.discard(e)
           throw err
         }
         this.discard(e)
@@ -368,34 +423,62 @@ export class ActorHost implements ActorClient {
 
   // ------------------------------------------------------------ step
 
-  private provided(e: Entry, machine: AnyStateMachine): AnyStateMachine {
-    const ctx: StepContext = { kind: e.kind.kind, id: e.id }
+  private provided(kind: ActorKind, machine: AnyStateMachine): AnyStateMachine {
+    const cached = this.providedMachines.get(machine)
+    if (cached) return cached
+    const host = this
+    const entry = () => {
+      if (!host.current) throw new Error(`${kind.kind}: an action ran outside a step`)
+      return host.current
+    }
+    const push = (c: Collected) => entry().collected.push(c)
+    const ctx: StepContext = {
+      kind: kind.kind,
+      get id() {
+        return entry().id
+      },
+    }
     const fx: Effects = {
       emit: (ev) => {
-        for (const event of Array.isArray(ev) ? ev : [ev]) e.collected.push({ type: 'event', event })
+        for (const event of Array.isArray(ev) ? ev : [ev]) push({ type: 'event', event })
       },
-      schedule: (req) => e.collected.push({ type: 'schedule', req }),
-      cancelTimer: (name) => e.collected.push({ type: 'cancel', name }),
-      afterCommit: (fn) => e.afterCommit.push(fn),
+      schedule: (req) => push({ type: 'schedule', req }),
+      cancelTimer: (name) => push({ type: 'cancel', name }),
+      write: (fn) => push({ type: 'write', fn }),
+      tell: (k, id, event) => push({ type: 'timer', kind: k, id, req: { name: `$tell:${crypto.randomUUID()}`, delayMs: 0, event } }),
+      spawnActor: (k, id, input, opts) => push({ type: 'timer', kind: k, id, req: { name: SPAWN_EVENT, delayMs: 0, event: { type: SPAWN_EVENT, input, timers: opts?.timers ?? [] } } }),
+      afterCommit: (fn) => entry().afterCommit.push(fn),
     }
-    const toEvents = e.kind.toEvents
+    const toEvents = kind.toEvents
     const base = {
       emit: ({ context }: { context: unknown }, params: unknown) => {
-        const out = toEvents ? toEvents(params, { ...ctx, context }) : (params as NewEvent)
+        const out = toEvents ? toEvents(params, { kind: kind.kind, id: entry().id, context }) : (params as NewEvent)
         if (out) fx.emit(out)
       },
       schedule: (_: unknown, params: ScheduleRequest) => fx.schedule(params),
       cancelTimer: (_: unknown, params: { name: string } | string) => fx.cancelTimer(typeof params === 'string' ? params : params.name),
     }
-    return machine.provide({ actions: { ...base, ...e.kind.actions?.(fx, ctx) } } as never)
+    const provided = machine.provide({ actions: { ...base, ...kind.actions?.(fx, ctx) } } as never)
+    this.providedMachines.set(machine, provided)
+    return provided
+  }
+
+  /** Runs `fn` (start or send) with the entry as the step whose effects are collected. */
+  private within<T>(e: Entry, fn: () => T): T {
+    this.current = e
+    try {
+      return fn()
+    } finally {
+      this.current = undefined
+    }
   }
 
   private startActor(e: Entry, machine: AnyStateMachine, opts: { input?: unknown; snapshot?: unknown }) {
-    const actor = createActor(this.provided(e, machine), opts as never) as Actor<AnyStateMachine>
+    const actor = createActor(this.provided(e.kind, machine), opts as never) as Actor<AnyStateMachine>
     actor.subscribe({ error: (err) => (e.error = { e: err }) })
     e.actor = actor
     e.machineVersion = machine.id
-    actor.start()
+    this.within(e, () => actor.start())
     this.throwIfFailed(e)
   }
 
@@ -427,47 +510,68 @@ export class ActorHost implements ActorClient {
     e.afterCommit = []
   }
 
+  private shardOf(id: string): number {
+    return shardOf(id, this.opts.shardCount ?? DEFAULT_SHARD_COUNT)
+  }
+
   private async step(e: Entry, msg: Message): Promise<StepResult | undefined> {
     const { db, clock } = this.opts
     const kindName = e.kind.kind
     let claim: { timerId: string; token: string } | undefined
     let fresh = false
-
-    if (msg.type === 'spawn') {
-      if (!e.actor && (await this.loadRow(e))) throw new ActorExists(kindName, e.id)
-      if (e.actor) throw new ActorExists(kindName, e.id)
-      fresh = true
+    let initialTimers: ScheduleRequest[] = []
+    const begin = () => {
       e.collected = []
       e.afterCommit = []
-      this.startActor(e, e.kind.machines[0], { input: msg.input })
+    }
+    const spawnFresh = (input: unknown, timers: ScheduleRequest[] | undefined) => {
+      fresh = true
+      initialTimers = timers ?? []
+      begin()
+      this.startActor(e, e.kind.machines[0], { input })
+    }
+    const drop = async (m: { timerId: string; token: string }) => {
+      await claimTimer(db, m.timerId, m.token)
+      this.opts.onEvent?.({ type: 'timer_dropped', kind: kindName, id: e.id, timerId: m.timerId })
+      return undefined
+    }
+
+    if (msg.type === 'spawn') {
+      if (e.actor || (await this.loadRow(e))) throw new ActorExists(kindName, e.id)
+      spawnFresh(msg.input, msg.timers)
     } else if (msg.type === 'fire') {
       const timer = await currentTimer(db, msg.timerId, msg.token)
       if (!timer) {
         this.opts.onEvent?.({ type: 'timer_dropped', kind: kindName, id: e.id, timerId: msg.timerId })
         return undefined
       }
-      try {
-        await this.hydrate(e)
-      } catch (err) {
-        // An orphan timer of a finished or missing actor: take it and drop the fire.
-        if (err instanceof ActorDone || err instanceof ActorNotFound) {
-          await claimTimer(db, msg.timerId, msg.token)
-          this.opts.onEvent?.({ type: 'timer_dropped', kind: kindName, id: e.id, timerId: msg.timerId })
-          if (err instanceof ActorDone) this.dispose(e)
-          return undefined
+      if (timer.event.type === SPAWN_EVENT) {
+        // A durable spawn asked for by another actor's step: applied once; an existing actor keeps its state.
+        if (e.actor || (await this.loadRow(e))) return drop(msg)
+        const ev = timer.event as { input: unknown; timers?: ScheduleRequest[] }
+        spawnFresh(ev.input, ev.timers)
+      } else {
+        try {
+          await this.hydrate(e)
+        } catch (err) {
+          // An orphan timer of a finished or missing actor: take it and drop the fire.
+          if (err instanceof ActorDone || err instanceof ActorNotFound) {
+            if (err instanceof ActorDone) this.dispose(e)
+            return drop(msg)
+          }
+          throw err
         }
-        throw err
+        begin()
+        this.within(e, () => e.actor!.send(timer.event as EventObject))
+        this.throwIfFailed(e)
       }
       claim = msg
-      e.collected = []
-      e.afterCommit = []
-      e.actor!.send(timer.event as EventObject)
-      this.throwIfFailed(e)
     } else if (msg.type === 'stop') {
       const row = await this.loadRow(e)
       if (!row) throw new ActorNotFound(kindName, e.id)
       if (row.status !== 'done') {
         await db.transaction(async (tx) => {
+          await this.checkFence(tx as unknown as Db, e)
           await tx
             .update(actorSnapshots)
             .set({ status: 'done', updatedAt: clock.now() })
@@ -479,9 +583,8 @@ export class ActorHost implements ActorClient {
       return undefined
     } else {
       await this.hydrate(e)
-      e.collected = []
-      e.afterCommit = []
-      e.actor!.send(msg.event)
+      begin()
+      this.within(e, () => e.actor!.send(msg.event))
       this.throwIfFailed(e)
     }
 
@@ -491,17 +594,19 @@ export class ActorHost implements ActorClient {
     const status: 'active' | 'done' = snap.status === 'done' ? 'done' : 'active'
     const collected = e.collected
     const afterCommit = e.afterCommit
-    e.collected = []
-    e.afterCommit = []
+    begin()
     const now = clock.now()
+    const dueAt = (req: ScheduleRequest) => (req.at !== undefined ? new Date(req.at) : new Date(now.getTime() + (req.delayMs ?? 0)))
 
     const events = await db.transaction(async (txRaw) => {
       const tx = txRaw as unknown as Db
+      await this.checkFence(tx, e)
       if (claim && !(await claimTimer(tx, claim.timerId, claim.token))) {
         // Cannot happen while this host is the actor's only writer; roll back and let the retry drop it.
         throw new Error(`timer ${claim.timerId} was taken concurrently`)
       }
-      const values = { machineVersion: e.machineVersion!, snapshot: persisted, status, shard: 0, updatedAt: now }
+      const shard = this.shardOf(e.id)
+      const values = { machineVersion: e.machineVersion!, snapshot: persisted, status, shard, updatedAt: now }
       if (fresh) await tx.insert(actorSnapshots).values({ kind: kindName, id: e.id, ...values })
       else
         await tx
@@ -513,19 +618,24 @@ export class ActorHost implements ActorClient {
         clock,
         collected.flatMap((c) => (c.type === 'event' ? [c.event] : [])),
       )
-      if (status === 'done') await cancelActorTimers(tx, kindName, e.id)
-      else
-        for (const c of collected) {
-          if (c.type === 'schedule') {
-            const dueAt = c.req.at !== undefined ? new Date(c.req.at) : new Date(now.getTime() + (c.req.delayMs ?? 0))
-            await scheduleTimer(tx, clock, { actorKind: kindName, actorId: e.id, name: c.req.name, dueAt, event: c.req.event })
-          } else if (c.type === 'cancel') await cancelTimer(tx, kindName, e.id, c.name)
-        }
+      const own = (req: ScheduleRequest) => scheduleTimer(tx, clock, { actorKind: kindName, actorId: e.id, name: req.name, dueAt: dueAt(req), event: req.event, shard })
+      if (status === 'done') {
+        if (!fresh) await cancelActorTimers(tx, kindName, e.id)
+      } else for (const req of initialTimers) await own(req)
+      for (const c of collected) {
+        if (c.type === 'write') await c.fn(tx)
+        else if (c.type === 'timer')
+          await scheduleTimer(tx, clock, { actorKind: c.kind, actorId: c.id, name: c.req.name, dueAt: dueAt(c.req), event: c.req.event, shard: this.shardOf(c.id) })
+        else if (status === 'done') continue
+        else if (c.type === 'schedule') await own(c.req)
+        else if (c.type === 'cancel') await cancelTimer(tx, kindName, e.id, c.name)
+      }
       return stored
     })
 
     const result: StepResult = { kind: kindName, id: e.id, value: snap.value as StateValue, context: snap.context, status, events }
     if (status === 'done') this.dispose(e)
+    if (events.length > 0) this.opts.outboxCommitted?.()
     for (const fn of afterCommit) {
       Promise.resolve()
         .then(fn)
@@ -533,4 +643,26 @@ export class ActorHost implements ActorClient {
     }
     return result
   }
+
+  /** Placement: rolls the step back when the shard's fence moved past this host's epoch. */
+  private async checkFence(tx: Db, e: Entry): Promise<void> {
+    const fence = this.opts.fence
+    if (!fence) return
+    const [row] = await tx.select({ epoch: shardFences.epoch }).from(shardFences).where(eq(shardFences.shard, fence.shard)).for('share')
+    if (!row || row.epoch !== fence.epoch) throw new ActorFenced(e.kind.kind, e.id, fence.shard, fence.epoch, row?.epoch ?? 0)
+  }
+}
+
+/**
+ * Takes a shard's database fence for a new owner: the epoch goes one up (the row lock
+ * waits for any step of the previous owner still in its transaction) and is returned;
+ * the new owner's host runs with it, and every older host's steps on the shard roll back.
+ */
+export async function raiseShardFence(db: Db, shard: number): Promise<number> {
+  const [row] = await db
+    .insert(shardFences)
+    .values({ shard, epoch: 1 })
+    .onConflictDoUpdate({ target: shardFences.shard, set: { epoch: sql`${shardFences.epoch} + 1` } })
+    .returning({ epoch: shardFences.epoch })
+  return row!.epoch
 }

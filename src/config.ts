@@ -37,6 +37,8 @@ export interface Config {
   /** Seconds between event-stream polls of the outbox when no bus wake-up came (real time). */
   eventStreamPollS: number
   logLevel: string
+  /** Milliseconds a worker's shard lease lasts without renewal (how soon another worker takes over a dead one's shards). */
+  shardLeaseMs: number
   roles: Role[]
 }
 
@@ -144,6 +146,7 @@ export function loadConfig(env: Env = process.env, args: string[] = []): Config 
     // other's commits only by polling.
     eventStreamPollS: positive(env, 'EVENT_STREAM_POLL_S', env.NATS_URL ? 1 : 0.25),
     logLevel: env.LOG_LEVEL || 'info',
+    shardLeaseMs: int(env, 'SHARD_LEASE_MS', 10_000, 500, 600_000),
     roles: parseRoles(args),
   }
 }

@@ -11,7 +11,7 @@ import { createCursorCodec } from './pagination'
 import { offlineGeocoder } from './services/geocoding'
 import { purgeExpiredIdempotencyKeys } from './services/idempotency'
 import { ensureBootstrapPlatform } from './services/platforms'
-import { loadSecrets } from './services/secrets'
+import { loadClusterId, loadSecrets } from './services/secrets'
 import { sessionTokens } from './services/sessions'
 import { inProcessBus, type Bus } from './bus/bus'
 import { natsBus } from './bus/nats-bus'
@@ -21,11 +21,8 @@ import { recordedMailbox, smtpMail, type MailTransport } from './events/mail'
 import { httpWebhookTransport } from './events/webhook-transport'
 import { createApp, type App } from '../gateway/app'
 import { MAX_BODY_BYTES } from '../gateway/plugins/request-context'
-import { ActorHost } from '../actors/runtime'
-import { createCallKind } from '../actors/call-actor'
-import { createCallSimulator, createSimKind, type CallSimulator } from '../actors/call-simulator'
-import { simulatedRecordingWav } from '../media/simulated-audio'
-import { WAV_CONTENT_TYPE } from '../media/wav'
+import { createCallSimulator, type CallSimulator } from '../actors/call-simulator'
+import { embeddedCallWorkers, placedCallWorkers, type CallWorkers } from '../actors/call-workers'
 import { createStorage } from './storage/create-storage'
 import { loadDownloadSigningKey } from './services/download-urls'
 
@@ -41,8 +38,8 @@ export interface Service {
   delivery?: DeliveryEngine
   /** The open server-sent event streams of this process (GET /v1/events). */
   eventStreams: EventStreams
-  /** The actor host (call actors, simulated calls, durable timers), when this process has the worker role. */
-  actors?: ActorHost
+  /** Call actors: where they run (this process, or workers over NATS) and how this process reaches them. */
+  actors?: CallWorkers
   /** Serves HTTP on config.port (0 picks a free port); returns the bound port. */
   listen(): number
   stop(): Promise<void>
@@ -95,39 +92,20 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
   // Recording and voicemail audio, and the key that signs their download URLs.
   const storage = createStorage(config)
   const downloadKey = await loadDownloadSigningKey(database.db)
-  // Worker role (embedded: in this process): the actor host with its durable timer poller.
-  let actors: ActorHost | undefined
-  let callSimulator: CallSimulator | undefined
-  if (config.roles.includes('worker')) {
-    const wake = () => bus.publish(OUTBOX_WAKE, '')
-    const onError = (err: unknown) => log.warn({ err }, 'call effect failed')
-    const callKind = createCallKind({
-      db: database.db,
-      clock,
-      outboxCommitted: wake,
-      onSpawnCall: (req, parent) => callSimulator?.spawnTransferLeg(req, parent),
-      onError,
+  // Call actors. Embedded: the worker role runs them all in this process. With NATS:
+  // workers share them out by shard lease, and every gateway reaches them over NATS.
+  let actors: CallWorkers | undefined
+  const actorDeps = { db: database.db, clock, log, storage, outboxCommitted: () => bus.publish(OUTBOX_WAKE, '') }
+  const worker = config.roles.includes('worker')
+  if (config.natsUrl && (worker || config.roles.includes('gateway'))) {
+    actors = await placedCallWorkers(actorDeps, {
+      natsUrl: config.natsUrl,
+      clusterId: await loadClusterId(database.db),
+      worker,
+      leaseMs: config.shardLeaseMs,
     })
-    const simKind = createSimKind({
-      db: database.db,
-      clock,
-      client: () => actors!,
-      outboxCommitted: wake,
-      onError,
-      storage,
-      audio: (seed, durationMs, pauses) => ({ bytes: simulatedRecordingWav({ seed, durationMs, pauses }), contentType: WAV_CONTENT_TYPE }),
-    })
-    const host = new ActorHost({
-      db: database.db,
-      clock,
-      kinds: [callKind.kind, simKind.kind] as never,
-      onEvent: (e) => {
-        if (e.type !== 'restart' && e.type !== 'timer_dropped') log.warn({ event: e }, 'actor host')
-      },
-    })
-    actors = host
-    callSimulator = createCallSimulator({ clock, client: host, settled: callKind.settled })
-  }
+  } else if (worker) actors = embeddedCallWorkers(actorDeps)
+  const callSimulator: CallSimulator | undefined = actors?.client ? createCallSimulator({ clock, client: actors.client }) : undefined
   const app = createApp({
     db: database.db,
     database,
@@ -155,7 +133,7 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
   }, 3600_000)
   purge.unref?.()
   await delivery?.start()
-  actors?.start()
+  await actors?.ready()
   ready = true
 
   let listening = false
@@ -184,7 +162,7 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
       await eventStreams.close()
       if (listening) await app.stop(true)
       stopLeadership.abort()
-      await actors?.close()
+      await actors?.stop()
       await delivery?.stop()
       await releaseLeadership?.()
       await bus.close()

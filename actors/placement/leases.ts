@@ -17,7 +17,14 @@
 import { JSONCodec, type KV, type KvEntry, type NatsConnection } from 'nats'
 import { DEFAULT_SHARD_COUNT } from './wire'
 
-export const DEFAULT_LEASE_BUCKET = 'voice_shard_leases'
+export const DEFAULT_LEASE_BUCKET = 'voice_placement'
+/**
+ * Keys nobody rewrote for this long vanish (clusters that are gone). A held lease
+ * is rewritten every renewMs, so it never gets near this; an epoch restarting at 1
+ * after a vanished key is harmless because the database fence (shard_fences) keeps
+ * its own monotonic epoch.
+ */
+const KEY_TTL_MS = 24 * 3600_000
 
 export interface Lease {
   owner: string
@@ -36,6 +43,8 @@ export interface ShardLeasesOptions {
   /** Subject token: letters, digits, `_`, `-`. */
   workerId: string
   bucket?: string
+  /** Namespace of the keys within the bucket (one cluster of workers per namespace). */
+  namespace?: string
   shardCount?: number
   /** How long a write holds the lease. Default 10 s. */
   leaseMs?: number
@@ -49,8 +58,6 @@ export interface ShardLeasesOptions {
 }
 
 const jc = JSONCodec<Lease | { expiresAt: number }>()
-const shardKey = (n: number) => `shard.${n}`
-const workerKey = (id: string) => `worker.${id}`
 
 interface Held {
   epoch: number
@@ -66,6 +73,7 @@ export class ShardLeases {
   private readonly marginMs: number
   private readonly now: () => number
   private readonly bucket: string
+  private readonly ns: string
   private kv?: KV
   private readonly held = new Map<number, Held>()
   private timer: ReturnType<typeof setTimeout> | undefined
@@ -82,7 +90,17 @@ export class ShardLeases {
     this.marginMs = opts.marginMs ?? Math.floor(this.leaseMs / 5)
     this.now = opts.now ?? Date.now
     this.bucket = opts.bucket ?? DEFAULT_LEASE_BUCKET
+    if (opts.namespace !== undefined && !/^[A-Za-z0-9_-]+$/.test(opts.namespace)) throw new TypeError(`namespace ${JSON.stringify(opts.namespace)} is not a key token`)
+    this.ns = opts.namespace ? `${opts.namespace}.` : ''
     if (opts.onEvent) this.listeners.add(opts.onEvent)
+  }
+
+  private shardKey(n: number) {
+    return `${this.ns}shard.${n}`
+  }
+
+  private workerKey(id: string) {
+    return `${this.ns}worker.${id}`
   }
 
   /** Subscribes to gains and losses; returns the unsubscribe. */
@@ -131,7 +149,7 @@ export class ShardLeases {
       this.emit({ type: 'lost', shard, epoch: h.epoch, reason: 'stopped' })
       if (opts.release) await this.release(shard, h).catch((error) => this.emit({ type: 'error', error }))
     }
-    if (opts.release) await this.kv?.delete(workerKey(this.workerId)).catch(() => {})
+    if (opts.release) await this.kv?.delete(this.workerKey(this.workerId)).catch(() => {})
   }
 
   /** One round: heartbeat, expire, renew, rebalance. Exposed for tests. */
@@ -173,14 +191,14 @@ export class ShardLeases {
     const kv = this.kv!
     this.dropExpired()
     if (!this.running) return
-    await kv.put(workerKey(this.workerId), jc.encode({ expiresAt: this.now() + this.leaseMs }))
+    await kv.put(this.workerKey(this.workerId), jc.encode({ expiresAt: this.now() + this.leaseMs }))
 
     // Renew what we hold; a CAS failure means someone else wrote the key: lost.
     for (const [shard, h] of [...this.held]) {
       if (!this.running) return
       const expiresAt = this.now() + this.leaseMs
       try {
-        const revision = await kv.update(shardKey(shard), jc.encode({ owner: this.workerId, epoch: h.epoch, expiresAt }), h.revision)
+        const revision = await kv.update(this.shardKey(shard), jc.encode({ owner: this.workerId, epoch: h.epoch, expiresAt }), h.revision)
         // Still ours unless a concurrent stop() dropped it.
         if (this.held.get(shard) === h) this.held.set(shard, { epoch: h.epoch, revision, expiresAt })
       } catch (error) {
@@ -215,20 +233,20 @@ export class ShardLeases {
   }
 
   private async tryAcquire(kv: KV, shard: number): Promise<void> {
-    const entry = await kv.get(shardKey(shard))
+    const entry = await kv.get(this.shardKey(shard))
     const expiresAt = this.now() + this.leaseMs
     try {
       let epoch: number
       let revision: number
       if (!entry || entry.operation !== 'PUT') {
         epoch = 1
-        revision = await kv.create(shardKey(shard), jc.encode({ owner: this.workerId, epoch, expiresAt }))
+        revision = await kv.create(this.shardKey(shard), jc.encode({ owner: this.workerId, epoch, expiresAt }))
       } else {
         const lease = readLease(entry)
         const free = !lease || lease.owner === '' || lease.expiresAt <= this.now() || lease.owner === this.workerId
         if (!free) return
         epoch = (lease?.epoch ?? 0) + 1
-        revision = await kv.update(shardKey(shard), jc.encode({ owner: this.workerId, epoch, expiresAt }), entry.revision)
+        revision = await kv.update(this.shardKey(shard), jc.encode({ owner: this.workerId, epoch, expiresAt }), entry.revision)
       }
       if (!this.running) return
       this.held.set(shard, { epoch, revision, expiresAt })
@@ -240,7 +258,7 @@ export class ShardLeases {
   }
 
   private async release(shard: number, h: Held): Promise<void> {
-    await this.kv!.update(shardKey(shard), jc.encode({ owner: '', epoch: h.epoch, expiresAt: 0 }), h.revision).catch((error) => {
+    await this.kv!.update(this.shardKey(shard), jc.encode({ owner: '', epoch: h.epoch, expiresAt: 0 }), h.revision).catch((error) => {
       if (!isWrongRevision(error)) throw error
     })
   }
@@ -248,14 +266,14 @@ export class ShardLeases {
   private async liveWorkers(kv: KV): Promise<number> {
     const now = this.now()
     let n = 0
-    const keys = await kv.keys('worker.*')
+    const keys = await kv.keys(`${this.ns}worker.*`)
     const names: string[] = []
     for await (const k of keys) names.push(k)
     for (const k of names) {
       const e = await kv.get(k)
       if (!e || e.operation !== 'PUT') continue
       const v = e.json<{ expiresAt: number }>()
-      if (k === workerKey(this.workerId) || v.expiresAt > now) n++
+      if (k === this.workerKey(this.workerId) || v.expiresAt > now) n++
     }
     return Math.max(1, n)
   }
@@ -264,7 +282,7 @@ export class ShardLeases {
   async snapshot(): Promise<Map<number, Lease | undefined>> {
     const out = new Map<number, Lease | undefined>()
     for (let s = 0; s < this.shardCount; s++) {
-      const e = await this.kv!.get(shardKey(s))
+      const e = await this.kv!.get(this.shardKey(s))
       out.set(s, e && e.operation === 'PUT' ? readLease(e) : undefined)
     }
     return out
@@ -278,7 +296,7 @@ export class ShardLeases {
 export async function openLeaseBucket(nc: NatsConnection, bucket = DEFAULT_LEASE_BUCKET): Promise<KV> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await nc.jetstream().views.kv(bucket, { history: 1 })
+      return await nc.jetstream().views.kv(bucket, { history: 1, ttl: KEY_TTL_MS })
     } catch (e) {
       const code = (e as { api_error?: { err_code?: number } })?.api_error?.err_code
       if (attempt >= 5 || (code !== 10065 && code !== 10058)) throw e

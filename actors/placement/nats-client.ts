@@ -11,7 +11,7 @@
  */
 import { ErrorCode, JSONCodec, type NatsConnection, type NatsError } from 'nats'
 import type { EventObject } from 'xstate'
-import type { ActorClient, StepResult } from '../runtime'
+import type { ActorClient, SpawnOptions, StepResult } from '../runtime'
 import {
   actorSubject,
   ActorReplyTimeout,
@@ -54,8 +54,8 @@ export class NatsActorClient implements ActorClient {
     this.capMs = opts.retry?.capMs ?? 1_500
   }
 
-  spawn(kind: string, id: string, input: unknown): Promise<StepResult> {
-    return this.call(kind, id, { op: 'spawn', input }) as Promise<StepResult>
+  spawn(kind: string, id: string, input: unknown, opts: SpawnOptions = {}): Promise<StepResult> {
+    return this.call(kind, id, { op: 'spawn', input, timers: opts.timers }) as Promise<StepResult>
   }
 
   send<E extends EventObject>(kind: string, id: string, message: E): Promise<StepResult> {

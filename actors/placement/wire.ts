@@ -6,24 +6,16 @@
  * Subject: `voice.<kind>.<shard>.<id>`. Kinds and ids are single subject tokens
  * (letters, digits, `_` and `-`); the shard is a stable hash of the id.
  */
-import { ActorDone, ActorError, ActorExists, ActorNotFound, ActorStepFailed, type StepResult } from '../runtime'
+import { DEFAULT_SHARD_COUNT, shardOf } from '../shards'
+import { ActorDone, ActorError, ActorExists, ActorNotFound, ActorStepFailed, type ScheduleRequest, type StepResult } from '../runtime'
 
-export const DEFAULT_SHARD_COUNT = 16
 export const SUBJECT_PREFIX = 'voice'
 /** Workers serving actor subjects share this queue group (at most one owns a shard; the group is belt and braces). */
 export const WORKER_QUEUE = 'voice-actor-workers'
 
-const TOKEN = /^[A-Za-z0-9_-]+$/
+export { DEFAULT_SHARD_COUNT, shardOf }
 
-/** FNV-1a (32 bit) of the id, modulo the shard count: stable across processes and releases. */
-export function shardOf(id: string, shardCount = DEFAULT_SHARD_COUNT): number {
-  let h = 0x811c9dc5
-  for (let i = 0; i < id.length; i++) {
-    h ^= id.charCodeAt(i)
-    h = Math.imul(h, 0x01000193)
-  }
-  return (h >>> 0) % shardCount
-}
+const TOKEN = /^[A-Za-z0-9_-]+$/
 
 export function actorSubject(kind: string, id: string, shardCount = DEFAULT_SHARD_COUNT, prefix = SUBJECT_PREFIX): string {
   if (!TOKEN.test(kind)) throw new TypeError(`actor kind ${JSON.stringify(kind)} is not a subject token`)
@@ -36,17 +28,18 @@ export function shardSubject(kind: string, shard: number, prefix = SUBJECT_PREFI
   return `${prefix}.${kind}.${shard}.*`
 }
 
-/** Parses `voice.<kind>.<shard>.<id>`. */
+/** Parses `<prefix>.<kind>.<shard>.<id>` (the prefix may have several tokens: `voice.<cluster>`). */
 export function parseSubject(subject: string, prefix = SUBJECT_PREFIX): { kind: string; shard: number; id: string } | undefined {
-  const parts = subject.split('.')
-  if (parts.length !== 4 || parts[0] !== prefix) return undefined
-  const shard = Number(parts[2])
+  if (!subject.startsWith(prefix + '.')) return undefined
+  const parts = subject.slice(prefix.length + 1).split('.')
+  if (parts.length !== 3) return undefined
+  const shard = Number(parts[1])
   if (!Number.isInteger(shard)) return undefined
-  return { kind: parts[1]!, shard, id: parts[3]! }
+  return { kind: parts[0]!, shard, id: parts[2]! }
 }
 
 export type ActorRequest =
-  | { op: 'spawn'; input: unknown }
+  | { op: 'spawn'; input: unknown; timers?: ScheduleRequest[] }
   | { op: 'send'; message: { type: string } & Record<string, unknown> }
   | { op: 'stop' }
   | { op: 'inspect' }

@@ -5,12 +5,12 @@
  * from the database instead of trusting stale memory) and serves
  * `voice.<kind>.<shard>.*` for it.
  *
- * Fencing: the lease's epoch is checked before every message (`leases.holds`), and
- * a message arriving after the loss gets a `not_owner` reply, which the client
- * retries against the new owner. What this layer cannot do without touching
- * runtime.ts is fence the database write itself: an old owner whose step started
- * before its lease ran out may still commit after it. The note at the end of this
- * file describes the DB fence.
+ * Fencing, twice: the lease's epoch is checked before every message
+ * (`leases.holds`), and a message arriving after the loss gets a `not_owner` reply,
+ * which the client retries against the new owner; and `hostFor` (see src/server.ts)
+ * raises the shard's database fence before the shard is served, so a step of an old
+ * owner whose lease ran out mid-step rolls back (ActorFenced, also answered
+ * `not_owner`) instead of committing beside the new owner's.
  *
  * Durable timers: one poller per worker; a due timer is delivered to the host of
  * its actor's shard when this worker holds it and left for the owner otherwise.
@@ -36,8 +36,8 @@ export interface WorkerPlacementOptions {
   leases: ShardLeases
   /** Actor kinds this worker serves. */
   kinds: string[]
-  /** A fresh, unstarted host for a shard gained at this epoch. */
-  hostFor: (shard: number, epoch: number) => ActorHost
+  /** A fresh, unstarted host for a shard gained at this lease epoch (may be async: it raises the fence). */
+  hostFor: (shard: number, epoch: number) => ActorHost | Promise<ActorHost>
   prefix?: string
   /** Durable timers of the owned shards; omit to poll none. */
   timers?: { db: Db; clock: Clock; pollIntervalMs?: number }
@@ -46,8 +46,10 @@ export interface WorkerPlacementOptions {
 
 interface Served {
   epoch: number
-  host: ActorHost
+  /** Set once hostFor resolved; the shard's subjects are served from then on. */
+  host?: ActorHost
   subs: Subscription[]
+  ready: Promise<void>
 }
 
 const jc = JSONCodec<unknown>()
@@ -75,11 +77,12 @@ export class WorkerPlacement {
         clock: t.clock,
         pollIntervalMs: t.pollIntervalMs,
         batch: 500,
+        shards: () => [...this.served].filter(([shard, s]) => s.host && this.opts.leases.holds(shard, s.epoch)).map(([shard]) => shard),
         deliver: async (timer) => {
           const shard = shardOf(timer.actorId, this.opts.leases.shardCount)
           const s = this.served.get(shard)
           // Not ours (or not ours any more): the owner's poller delivers it.
-          if (!s || !this.opts.leases.holds(shard, s.epoch)) return
+          if (!s?.host || !this.opts.leases.holds(shard, s.epoch)) return
           await s.host.fire(timer)
         },
         onError: (error, timer) => this.opts.onEvent?.({ type: 'timer_failed', timerId: timer?.id ?? '', error }),
@@ -101,6 +104,11 @@ export class WorkerPlacement {
     await Promise.all(this.closing.values())
   }
 
+  /** Resolves once every shard held now is served (its host made, its subjects subscribed). */
+  async ready(): Promise<void> {
+    await Promise.all([...this.served.values()].map((s) => s.ready))
+  }
+
   /** Resolves once the hosts of lost shards have drained. */
   async settled(): Promise<void> {
     await Promise.all(this.closing.values())
@@ -115,12 +123,10 @@ export class WorkerPlacement {
     const old = this.served.get(shard)
     if (old && old.epoch === epoch) return
     if (old) this.lose(shard, old.epoch)
-    const host = this.opts.hostFor(shard, epoch)
-    const s: Served = { epoch, host, subs: [] }
+    const s: Served = { epoch, subs: [], ready: Promise.resolve() }
     this.served.set(shard, s)
-    const previous = this.closing.get(shard)
+    const current = () => this.served.get(shard) === s
     const subscribe = () => {
-      if (this.served.get(shard) !== s) return
       for (const kind of this.opts.kinds)
         s.subs.push(
           this.opts.nc.subscribe(shardSubject(kind, shard, this.prefix), {
@@ -134,9 +140,26 @@ export class WorkerPlacement {
         )
       this.opts.onEvent?.({ type: 'serving', shard, epoch })
     }
-    // A previous host of this shard on this worker must have drained first.
-    if (previous) previous.then(subscribe, subscribe)
-    else subscribe()
+    // A previous host of this shard on this worker must have drained first; making the
+    // host (raising the fence) is retried while the shard is still ours.
+    s.ready = (async () => {
+      await this.closing.get(shard)?.catch(() => {})
+      for (let attempt = 1; current(); attempt++) {
+        try {
+          const host = await this.opts.hostFor(shard, epoch)
+          if (!current()) {
+            await host.close()
+            return
+          }
+          s.host = host
+          subscribe()
+          return
+        } catch (error) {
+          this.opts.onEvent?.({ type: 'handler_failed', subject: `shard ${shard}`, error })
+          await new Promise((r) => setTimeout(r, Math.min(2_000, 50 * 2 ** attempt)))
+        }
+      }
+    })()
   }
 
   private lose(shard: number, epoch: number) {
@@ -144,8 +167,8 @@ export class WorkerPlacement {
     if (!s || s.epoch !== epoch) return
     this.served.delete(shard)
     for (const sub of s.subs) sub.unsubscribe()
-    const done = s.host
-      .close()
+    const done = s.ready
+      .then(() => s.host?.close())
       .catch(() => {})
       .finally(() => {
         if (this.closing.get(shard) === done) this.closing.delete(shard)
@@ -161,7 +184,7 @@ export class WorkerPlacement {
     let reply: ActorReply
     if (!addr || addr.shard !== shard) {
       reply = { ok: false, error: { code: 'internal', message: `bad actor subject ${msg.subject}`, kind, id } }
-    } else if (this.served.get(shard) !== s || !this.opts.leases.holds(shard, s.epoch)) {
+    } else if (this.served.get(shard) !== s || !s.host || !this.opts.leases.holds(shard, s.epoch)) {
       // The fence, before the message touches the host.
       reply = { ok: false, error: { code: 'not_owner', message: `shard ${shard} is not held here at epoch ${s.epoch}`, kind, id } }
     } else {
@@ -170,17 +193,17 @@ export class WorkerPlacement {
         let result: ActorReply & { ok: true }
         switch (req.op) {
           case 'spawn':
-            result = { ok: true, result: await s.host.spawn(kind, id, req.input) }
+            result = { ok: true, result: await s.host!.spawn(kind, id, req.input, { timers: req.timers }) }
             break
           case 'send':
-            result = { ok: true, result: await s.host.send(kind, id, req.message) }
+            result = { ok: true, result: await s.host!.send(kind, id, req.message) }
             break
           case 'stop':
-            await s.host.stop(kind, id)
+            await s.host!.stop(kind, id)
             result = { ok: true, result: null }
             break
           case 'inspect':
-            result = { ok: true, result: (await s.host.inspect(kind, id)) ?? null }
+            result = { ok: true, result: (await s.host!.inspect(kind, id)) ?? null }
             break
           default:
             throw new Error(`unknown op ${(req as { op: string }).op}`)
@@ -188,7 +211,7 @@ export class WorkerPlacement {
         reply = result
       } catch (err) {
         // The host closed under us (lease lost mid-queue): nothing was applied, the client retries.
-        if (err instanceof ActorError && err.code === 'host_closed')
+        if (err instanceof ActorError && (err.code === 'host_closed' || err.code === 'fenced'))
           reply = { ok: false, error: { code: 'not_owner', message: `shard ${shard} moved`, kind, id } }
         else reply = errorReply(err, kind, id)
       }
@@ -196,22 +219,3 @@ export class WorkerPlacement {
     msg.respond(jc.encode(reply))
   }
 }
-
-/*
- * Fencing the database write (needs a hook in runtime.ts, not done here):
- *
- *   1. a table `shard_fences (shard int primary key, epoch bigint not null)`;
- *   2. on gain, before serving, the new owner runs
- *        insert into shard_fences values ($shard, $epoch)
- *        on conflict (shard) do update set epoch = greatest(shard_fences.epoch, excluded.epoch)
- *      (the row lock waits for any old owner's step transaction still open);
- *   3. every step transaction of the host (ActorHostOptions hook, e.g.
- *      `beforeCommit(tx, kind, id)`) runs
- *        select epoch from shard_fences where shard = $shard for share
- *      and throws a non-retryable "fenced" error when it is greater than the host's
- *      epoch, so the stale owner's step rolls back; the host also writes the real
- *      `shard` (not 0) into actor_snapshots.
- *   Equivalent per row: a `lease_epoch` column on actor_snapshots and
- *   `on conflict ... do update ... where actor_snapshots.lease_epoch <= excluded.lease_epoch`,
- *   failing the step when no row was written.
- */

@@ -7,18 +7,26 @@
  * admits the command (409 call_not_active), answers 202 with the command id, then
  * sends the command to the call actor. The outcome is reported as an event:
  *
- *   call.command_succeeded  {call_id, command, command_id}
+ *   call.command_succeeded  {call_id, command, command_id[, consultation_call_id]}
  *   call.command_failed     {call_id, command, command_id, reason}
  *
- * where command is hangup | hold | resume | transfer and reason is call_not_active
- * (the call ended or changed state before the command ran) or internal_error.
+ * where command is hangup | hold | resume | transfer | complete_transfer and reason
+ * is call_not_active (the call ended or changed state before the command ran) or
+ * internal_error.
+ *
+ * Warm transfer: `transfer` with mode warm holds the call and places a consultation
+ * call from the transferring user to the target (its id is in the 202 answer);
+ * `complete_transfer` on the consultation call hands the held caller over: the
+ * consultation call's last event is call.transfer and the primary call resumes with
+ * the target, ending normally later. Hanging up the consultation call instead
+ * cancels the transfer (the primary stays on hold until resumed).
  */
 import { and, eq } from 'drizzle-orm'
 import { Elysia, t } from 'elysia'
 import type { CallMachineEvent } from '../../machines/call'
 import { CALL_KIND, type CallActorInput } from '../../actors/call-actor'
 import { ActorDone, ActorNotFound, type ActorClient, type StepResult } from '../../actors/runtime'
-import type { CallSimulator } from '../../actors/call-simulator'
+import { planConsultation, type CallSimulator } from '../../actors/call-simulator'
 import { recordings, users } from '../../src/db/schema'
 import type { Db } from '../../src/db/client'
 import { ApiError, CallNotActive, conflict, ValidationError } from '../../src/errors'
@@ -34,7 +42,8 @@ import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
 import type { requestContext } from '../plugins/request-context'
 
 const rule = accountLevel()
-type Command = 'hangup' | 'hold' | 'resume' | 'transfer'
+type Command = 'hangup' | 'hold' | 'resume' | 'transfer' | 'complete_transfer'
+type Transfer = { to: string; mode: 'blind' | 'warm'; consultation_call_id?: string }
 type Account = { id: string; platformId: string; mode: 'test' | 'live' }
 
 /** What the route needs to know of the call actor's committed state. */
@@ -91,8 +100,8 @@ export function callControlRoutes(deps: GatewayDeps, base: ReturnType<typeof req
   }
 
   /** Runs one command in the call actor and reports its outcome. Never rejects. */
-  const runCommand = async (account: Account, callId: string, command: Command, commandId: string, to: string | undefined, sim: CallSimulator) => {
-    const base = { call_id: callId, command, command_id: commandId }
+  const runCommand = async (account: Account, callId: string, command: Command, commandId: string, transfer: Transfer | undefined, sim: CallSimulator) => {
+    const base = { call_id: callId, command, command_id: commandId, ...(transfer?.consultation_call_id ? { consultation_call_id: transfer.consultation_call_id } : {}) }
     try {
       const at = deps.clock.now().toISOString()
       const before = stateOf(await sim.client.inspect(CALL_KIND, callId))
@@ -109,26 +118,33 @@ export function callControlRoutes(deps: GatewayDeps, base: ReturnType<typeof req
           event = { type: 'RESUME', at }
           break
         case 'transfer':
-          event = { type: 'BLIND_TRANSFER', to: to!, by: callerUser(before.input) ?? 'api', new_call_id: newId('call'), at }
+          event =
+            transfer!.mode === 'warm'
+              ? { type: 'HOLD', at }
+              : { type: 'BLIND_TRANSFER', to: transfer!.to, by: callerUser(before.input) ?? 'api', new_call_id: newId('call'), at }
+          break
+        case 'complete_transfer':
+          event = { type: 'COMPLETE_WARM_TRANSFER', to: before.input.to_user_id ?? before.input.to_number, by: callerUser(before.input) ?? 'api', at }
           break
       }
-      const after = stateOf(await sim.client.send(CALL_KIND, callId, event))!
-      const ok =
-        command === 'hangup' || command === 'transfer' ? after.ended : command === 'hold' ? after.connected && after.held : after.connected && !after.held
+      // Warm transfer on a call already held: nothing to send before the consultation call.
+      const warmOnHeld = command === 'transfer' && transfer!.mode === 'warm' && before.held
+      const after = warmOnHeld ? before : stateOf(await sim.client.send(CALL_KIND, callId, event))!
+      let ok =
+        command === 'hangup' || command === 'complete_transfer' || (command === 'transfer' && transfer!.mode === 'blind')
+          ? after.ended
+          : command === 'hold' || command === 'transfer'
+            ? after.connected && after.held
+            : after.connected && !after.held
+      if (ok && command === 'transfer' && transfer!.mode === 'warm') {
+        const consultation = planConsultation({ call_id: transfer!.consultation_call_id!, primary: before.input, to: transfer!.to, by: callerUser(before.input) ?? 'api' }, new Date(at))
+        await sim.client.spawn(CALL_KIND, consultation.input.call_id, consultation.input, consultation.opts)
+      }
       if (!ok) {
         await report(account, 'call.command_failed', { ...base, reason: 'call_not_active' })
         return
       }
       await report(account, 'call.command_succeeded', base)
-      if (after.ended) {
-        await sim.followUpAfterCommand({
-          owner: { platformId: account.platformId, accountId: account.id, mode: account.mode },
-          call_id: callId,
-          answered_at: before.connected ? before.answered_at : null,
-          ended_at: at,
-          recorded: before.connected && before.recording.on,
-        })
-      }
     } catch (err) {
       const reason = err instanceof ActorDone || err instanceof ActorNotFound ? 'call_not_active' : 'internal_error'
       if (reason === 'internal_error') deps.log.warn({ err, callId, command }, 'call command failed')
@@ -188,23 +204,40 @@ export function callControlRoutes(deps: GatewayDeps, base: ReturnType<typeof req
         const command = body.action
         if (command === 'hold' && !(state.connected && !state.held)) throw new CallNotActive(row.id, state.connected ? 'is already on hold' : 'is not answered')
         if (command === 'resume' && !(state.connected && state.held)) throw new CallNotActive(row.id, 'is not on hold')
-        let to: string | undefined
+        let transfer: Transfer | undefined
         if (body.action === 'transfer') {
           if (!state.connected) throw new CallNotActive(row.id, 'is not answered')
-          to = body.to
+          if (state.input.consultation) throw conflict(`Call ${row.id} is the consultation call of a warm transfer: complete or hang up that transfer instead.`, 'call_transfer_not_allowed')
+          const to = body.to
           if (!/^\+[1-9]\d{1,14}$/.test(to)) {
             const [u] = await deps.db.select({ id: users.id }).from(users).where(and(eq(users.accountId, account.id), eq(users.id, to)))
             if (!u) throw new ValidationError({ to: 'must be an E.164 number or a user of this account' })
           }
+          const mode = body.mode ?? 'blind'
+          transfer = { to, mode, ...(mode === 'warm' ? { consultation_call_id: newId('call') } : {}) }
+        }
+        if (command === 'complete_transfer') {
+          if (!state.input.consultation) throw conflict(`Call ${row.id} is not the consultation call of a warm transfer.`, 'call_transfer_not_allowed')
+          if (!state.connected) throw new CallNotActive(row.id, 'is not answered')
         }
         const commandId = `cmd_${crypto.randomUUID().replace(/-/g, '')}`
         let planned = false
         const response = await mutate(async () => {
           planned = true
-          return { resource: row.id, status: 202, body: { id: commandId, object: 'call_command' as const, call_id: row.id, command } }
+          return {
+            resource: row.id,
+            status: 202,
+            body: {
+              id: commandId,
+              object: 'call_command' as const,
+              call_id: row.id,
+              command,
+              ...(transfer?.consultation_call_id ? { consultation_call_id: transfer.consultation_call_id } : {}),
+            },
+          }
         })
         // Committed (audit, idempotency): the command runs in the actor; a replayed request runs nothing.
-        if (planned && sim) void runCommand(account, row.id, command, commandId, to, sim)
+        if (planned && sim) void runCommand(account, row.id, command, commandId, transfer, sim)
         return response
       },
       {
@@ -213,12 +246,12 @@ export function callControlRoutes(deps: GatewayDeps, base: ReturnType<typeof req
         detail: op('updateCall', {
           summary: 'Control an active call',
           description:
-            'Commands: hangup (ends the call now), hold, resume, transfer (blind; `to` is an E.164 number or a user id; the original call gets call.transfer and ends, the new leg has its own full event set). Answers 202 with the command id; the outcome arrives as call.command_succeeded {call_id, command, command_id} or call.command_failed {call_id, command, command_id, reason}. 409 call_not_active when the call has ended or its state does not admit the command (hold/resume/transfer need an answered call; resume needs a held one).',
+            'Commands: hangup (ends the call now), hold, resume, transfer and complete_transfer. transfer takes `to` (an E.164 number or a user id) and `mode`: blind (the default: the original call gets call.transfer and ends, the new leg has its own full event set) or warm (the call is held and a consultation call from the transferring user to `to` is placed; its id is `consultation_call_id` in this answer and in call.command_succeeded). complete_transfer, sent to the consultation call, hands the held caller to the target: the consultation call emits call.transfer as its last event (no call.end) and the primary call resumes, ending normally later; hanging up the consultation call cancels the transfer. Answers 202 with the command id; the outcome arrives as call.command_succeeded {call_id, command, command_id[, consultation_call_id]} or call.command_failed {call_id, command, command_id, reason}. 409 call_not_active when the call has ended or its state does not admit the command (hold/resume/transfer/complete_transfer need an answered call; resume needs a held one); 409 call_transfer_not_allowed for transfer on a consultation call or complete_transfer on any other call.',
           tag: 'Calls',
           auth: rule,
           status: 202,
           response: S.CallCommand,
-          errors: { 404: ['call_not_found'], 409: ['call_not_active'], 503: ['call_simulator_unavailable'] },
+          errors: { 404: ['call_not_found'], 409: ['call_not_active', 'call_transfer_not_allowed'], 503: ['call_simulator_unavailable'] },
         }),
       },
     )

@@ -13,7 +13,7 @@
  * poller wakes every few milliseconds of real time.
  */
 import { randomUUID } from 'node:crypto'
-import { and, asc, eq, lte, notInArray } from 'drizzle-orm'
+import { and, asc, eq, inArray, lte, notInArray } from 'drizzle-orm'
 import type { Clock } from '../clock'
 import type { Db } from '../db/client'
 import { durableTimers } from '../db/schema'
@@ -27,6 +27,8 @@ export interface TimerRequest {
   dueAt: Date
   /** Sent to the actor when the timer fires. */
   event: Record<string, unknown>
+  /** The actor's shard (placement): the poller of the shard's owner delivers the fire. Default 0. */
+  shard?: number
 }
 
 export interface TimerRow {
@@ -54,13 +56,13 @@ export async function scheduleTimer(tx: Db, clock: Clock, req: TimerRequest): Pr
   const token = randomUUID()
   const [updated] = await tx
     .update(durableTimers)
-    .set({ token, dueAt: req.dueAt, event: req.event })
+    .set({ token, dueAt: req.dueAt, event: req.event, shard: req.shard ?? 0 })
     .where(and(eq(durableTimers.actorKind, req.actorKind), eq(durableTimers.actorId, req.actorId), eq(durableTimers.name, req.name)))
     .returning(columns)
   if (updated) return updated as TimerRow
   const [row] = await tx
     .insert(durableTimers)
-    .values({ id: newId('timer'), ...req, token, createdAt: clock.now() })
+    .values({ id: newId('timer'), ...req, shard: req.shard ?? 0, token, createdAt: clock.now() })
     .returning(columns)
   return row as TimerRow
 }
@@ -94,13 +96,18 @@ export async function claimTimer(tx: Db, id: string, token: string): Promise<boo
   return rows.length > 0
 }
 
-/** Timers due at `now`, oldest first. */
-export async function dueTimers(db: Db, now: Date, limit = 100, exclude: string[] = []): Promise<TimerRow[]> {
-  const due = lte(durableTimers.dueAt, now)
+/** Timers due at `now`, oldest first; only those of `shards` when given. */
+export async function dueTimers(db: Db, now: Date, limit = 100, exclude: string[] = [], shards?: number[]): Promise<TimerRow[]> {
   const rows = await db
     .select(columns)
     .from(durableTimers)
-    .where(exclude.length > 0 ? and(due, notInArray(durableTimers.id, exclude)) : due)
+    .where(
+      and(
+        lte(durableTimers.dueAt, now),
+        exclude.length > 0 ? notInArray(durableTimers.id, exclude) : undefined,
+        shards ? inArray(durableTimers.shard, shards) : undefined,
+      ),
+    )
     .orderBy(asc(durableTimers.dueAt), asc(durableTimers.id))
     .limit(limit)
   return rows as TimerRow[]
@@ -119,6 +126,8 @@ export interface DurableSchedulerOptions {
   pollIntervalMs?: number
   /** Most fires delivered per poll. */
   batch?: number
+  /** Only the timers of these shards (the shards this worker holds); all when omitted. */
+  shards?: () => number[]
   onError?: (err: unknown, timer?: TimerRow) => void
 }
 
@@ -175,7 +184,9 @@ export class DurableScheduler {
     const realNow = Date.now()
     const skip = [...this.inFlight]
     for (const [id, f] of this.failed) if (f.retryAt > realNow) skip.push(id)
-    const timers = await dueTimers(this.opts.db, this.opts.clock.now(), this.opts.batch ?? 100, skip)
+    const shards = this.opts.shards?.()
+    if (shards && shards.length === 0) return 0
+    const timers = await dueTimers(this.opts.db, this.opts.clock.now(), this.opts.batch ?? 100, skip, shards)
     await Promise.all(
       timers.map(async (t) => {
         this.inFlight.add(t.id)

@@ -24,6 +24,17 @@ export async function loadSecrets(db: Db): Promise<Secrets> {
   return { cursorKey, sessionKey: new TextEncoder().encode(sessionKey) }
 }
 
+/**
+ * The id of the cluster of processes sharing this database: it namespaces actor
+ * placement on NATS (lease keys and actor subjects), so that two deployments (or two
+ * test databases) on one NATS server never serve each other's actors.
+ */
+export async function loadClusterId(db: Db): Promise<string> {
+  await db.insert(settings).values({ key: 'cluster_id', value: randomBytes(6).toString('hex') }).onConflictDoNothing()
+  const [row] = await db.select().from(settings).where(eq(settings.key, 'cluster_id'))
+  return row!.value
+}
+
 export async function getSetting(db: Db, key: string): Promise<string | undefined> {
   const [row] = await db.select().from(settings).where(eq(settings.key, key))
   return row?.value

@@ -38,15 +38,18 @@ await database.db.execute(sql`set session_replication_role = replica`)
 const clock = systemClock(1)
 let effectErrors = 0
 let firstEffectError: string | undefined
-const callKind = createCallKind({
+const callKind = createCallKind({ db: database.db, clock })
+const host = new ActorHost({
   db: database.db,
   clock,
-  onError: (e) => {
+  kinds: [callKind.kind] as never,
+  pollTimers: false,
+  onEvent: (e) => {
+    if (e.type !== 'gave_up' && e.type !== 'after_commit_failed') return
     effectErrors++
-    firstEffectError ??= e instanceof Error ? e.message : String(e)
+    firstEffectError ??= e.error instanceof Error ? e.error.message : String(e.error)
   },
 })
-const host = new ActorHost({ db: database.db, clock, kinds: [callKind.kind] as never, pollTimers: false })
 host.start()
 
 const owner = { platformId: 'plat_density', accountId: 'acct_density', mode: 'test' as const }
@@ -71,7 +74,6 @@ async function one(i: number) {
   }
   await host.spawn(CALL_KIND, id, input)
   if (opts.ring) await host.send(CALL_KIND, id, { type: 'RING', user_id: user, at })
-  await callKind.settled(id)
 }
 
 /** Spawns actors up to `upTo` (or until the deadline), `concurrency` at a time. */

@@ -1,6 +1,7 @@
 /**
  * Starts the real service for a test file: HTTP on a free loopback port, data in
- * PGlite (memory) or, when DATABASE_URL is set, in that PostgreSQL server.
+ * PGlite (memory) or, when DATABASE_URL is set, in that PostgreSQL server; with
+ * NATS_URL set, events and call actors go over NATS (placement by shard lease).
  * Tests isolate themselves by working under platforms of their own.
  */
 import { afterAll } from 'bun:test'
@@ -73,6 +74,8 @@ export async function startTestService(env: Record<string, string> = {}, opts: {
     RATE_LIMIT_PER_SECOND: '0',
     LOG_LEVEL: 'silent',
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    // With NATS the bus and the actor placement go over it (workers hold shard leases).
+    ...(process.env.NATS_URL ? { NATS_URL: process.env.NATS_URL } : {}),
     ...env,
   })
   const service = await startService(config, opts)

@@ -1,4 +1,4 @@
-import { index, integer, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core'
+import { bigint, index, integer, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core'
 import { ts } from './platforms'
 
 /**
@@ -39,7 +39,25 @@ export const durableTimers = pgTable(
     dueAt: ts('due_at').notNull(),
     /** The event sent to the actor when the timer fires. */
     event: jsonb('event').notNull(),
+    /** Shard of the actor the timer fires to: a worker polls only the shards it holds. */
+    shard: integer('shard').notNull().default(0),
     createdAt: ts('created_at').notNull(),
   },
-  (t) => [index('durable_timers_due_idx').on(t.dueAt), index('durable_timers_actor_idx').on(t.actorKind, t.actorId, t.name)],
+  (t) => [
+    index('durable_timers_due_idx').on(t.dueAt),
+    index('durable_timers_shard_due_idx').on(t.shard, t.dueAt),
+    index('durable_timers_actor_idx').on(t.actorKind, t.actorId, t.name),
+  ],
 )
+
+/**
+ * The fencing epoch of each shard (placement over NATS): a worker that gains a
+ * shard's lease raises the shard's epoch here before it serves the shard, and every
+ * actor step checks, inside its transaction, that the epoch it runs under is still
+ * the shard's. A step started by an owner whose lease ran out therefore rolls back
+ * instead of committing beside the new owner's.
+ */
+export const shardFences = pgTable('shard_fences', {
+  shard: integer('shard').primaryKey(),
+  epoch: bigint('epoch', { mode: 'number' }).notNull(),
+})

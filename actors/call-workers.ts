@@ -1,0 +1,124 @@
+/**
+ * Where call actors run, for src/server.ts:
+ *  - embedded (no NATS_URL): one ActorHost in this process, polling every durable timer;
+ *  - placed (NATS_URL): this worker holds shard leases in JetStream KV and serves the
+ *    actors of its shards, one ActorHost per shard, each fenced at the shard's database
+ *    epoch; gateways reach actors through NatsActorClient, whichever worker runs them.
+ * Both run the same kinds: the call actor and the simulator's follow-up actor.
+ */
+import { connect, type NatsConnection } from 'nats'
+import type { Clock } from '../src/clock'
+import type { Db } from '../src/db/client'
+import type { Logger } from '../src/logger'
+import { simulatedRecordingWav } from '../media/simulated-audio'
+import { WAV_CONTENT_TYPE } from '../media/wav'
+import { createCallKind, CALL_KIND } from './call-actor'
+import { createSimKind, planFollowUps, planTransferLeg, SIM_KIND } from './call-simulator'
+import { ShardLeases } from './placement/leases'
+import { NatsActorClient } from './placement/nats-client'
+import { SUBJECT_PREFIX } from './placement/wire'
+import { WorkerPlacement } from './placement/worker-placement'
+import { ActorHost, raiseShardFence, type ActorClient, type ActorKind, type HostEvent } from './runtime'
+
+export interface CallWorkerDeps {
+  db: Db
+  clock: Clock
+  log: Logger
+  storage?: { put(key: string, bytes: Uint8Array, contentType: string): Promise<void> }
+  /** Tells delivery that a step committed events. */
+  outboxCommitted: () => void
+}
+
+/** The actor kinds a worker runs. */
+export function callActorKinds(deps: CallWorkerDeps): ActorKind[] {
+  const call = createCallKind({ db: deps.db, clock: deps.clock, onSpawnCall: planTransferLeg, onEnded: (end, c) => planFollowUps(end, c) })
+  const sim = createSimKind({
+    clock: deps.clock,
+    storage: deps.storage,
+    audio: (seed, durationMs, pauses) => ({ bytes: simulatedRecordingWav({ seed, durationMs, pauses }), contentType: WAV_CONTENT_TYPE }),
+  })
+  return [call.kind, sim.kind] as never
+}
+
+const hostEvents = (log: Logger) => (e: HostEvent) => {
+  if (e.type !== 'restart' && e.type !== 'timer_dropped') log.warn({ event: e }, 'actor host')
+}
+
+/** What server.ts holds: the client gateways use, and the worker's lifecycle. */
+export interface CallWorkers {
+  /** How this process reaches call actors (undefined: it can reach none). */
+  client?: ActorClient
+  /** Live actors in this process (metrics, benchmarks). */
+  liveCount(): number
+  /** Resolves once this process serves what it should (placement: its shards). */
+  ready(): Promise<void>
+  stop(): Promise<void>
+}
+
+export function embeddedCallWorkers(deps: CallWorkerDeps): CallWorkers {
+  const host = new ActorHost({ db: deps.db, clock: deps.clock, kinds: callActorKinds(deps), outboxCommitted: deps.outboxCommitted, onEvent: hostEvents(deps.log) }).start()
+  return { client: host, liveCount: () => host.liveCount(), ready: async () => {}, stop: () => host.close() }
+}
+
+export interface PlacedOptions {
+  natsUrl: string
+  /** Namespaces leases and subjects: processes sharing a database share it. */
+  clusterId: string
+  /** This process runs actors (worker role). */
+  worker: boolean
+  leaseMs: number
+}
+
+export async function placedCallWorkers(deps: CallWorkerDeps, o: PlacedOptions): Promise<CallWorkers> {
+  const nc: NatsConnection = await connect({ servers: o.natsUrl, name: 'voice-actors' })
+  const prefix = `${SUBJECT_PREFIX}.${o.clusterId}`
+  const client = new NatsActorClient({ nc, prefix })
+  if (!o.worker) return { client, liveCount: () => 0, ready: async () => {}, stop: () => nc.drain() }
+
+  const kinds = callActorKinds(deps)
+  const workerId = `w_${crypto.randomUUID().replace(/-/g, '').slice(0, 16)}`
+  const leases = new ShardLeases({
+    nc,
+    workerId,
+    namespace: o.clusterId,
+    leaseMs: o.leaseMs,
+    onEvent: (e) => {
+      if (e.type === 'error') deps.log.warn({ err: e.error }, 'shard leases')
+      else deps.log.info({ event: e, workerId }, 'shard lease')
+    },
+  })
+  const hosts = new Set<ActorHost>()
+  const placement = new WorkerPlacement({
+    nc,
+    leases,
+    prefix,
+    kinds: [CALL_KIND, SIM_KIND],
+    // The fence goes up before the shard is served: from then on a step of the previous owner rolls back.
+    hostFor: async (shard) => {
+      const epoch = await raiseShardFence(deps.db, shard)
+      const host = new ActorHost({ db: deps.db, clock: deps.clock, kinds, outboxCommitted: deps.outboxCommitted, onEvent: hostEvents(deps.log), fence: { shard, epoch }, pollTimers: false })
+      hosts.add(host)
+      const close = host.close.bind(host)
+      host.close = async () => {
+        hosts.delete(host)
+        await close()
+      }
+      return host
+    },
+    timers: { db: deps.db, clock: deps.clock },
+    onEvent: (e) => {
+      if (e.type === 'handler_failed' || e.type === 'timer_failed') deps.log.warn({ event: e }, 'actor placement')
+    },
+  }).start()
+  await leases.start()
+  return {
+    client,
+    liveCount: () => [...hosts].reduce((n, h) => n + h.liveCount(), 0),
+    ready: () => placement.ready(),
+    async stop() {
+      await placement.stop()
+      await leases.stop({ release: true })
+      await nc.drain()
+    },
+  }
+}
