@@ -62,7 +62,7 @@ test.skipIf(skip)(
     running.push(...workers)
 
     // Which worker holds which shard: the lease records in NATS, named by the worker ids the processes log.
-    const [{ value: clusterId }] = await sql<{ value: string }[]>`select value from settings where key = 'cluster_id'`
+    const clusterId = (await sql<{ value: string }[]>`select value from settings where key = 'cluster_id'`)[0]!.value
     const nc = await connect({ servers: NATS })
     const kv = await nc.jetstream().views.kv(DEFAULT_LEASE_BUCKET)
     const ownerOf = async (shard: number) => (await kv.get(`${clusterId}.shard.${shard}`))?.json<{ owner: string; epoch: number }>()
@@ -134,8 +134,8 @@ test.skipIf(skip)(
     const rows = (list.body.data as { id: string; status: string; duration_seconds: number }[]).filter((r) => ids.includes(r.id))
     expect(rows.map((r) => r.id).sort()).toEqual([...ids].sort())
     for (const r of rows) expect(r).toMatchObject({ status: 'completed', duration_seconds: TALK_S })
-    const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from calls where account_id = ${c.account}`
-    expect(n).toBe(CALLS)
+    const counted = await sql<{ n: number }[]>`select count(*)::int as n from calls where account_id = ${c.account}`
+    expect(counted[0]!.n).toBe(CALLS)
     await nc.close()
   },
   120_000,

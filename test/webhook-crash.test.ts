@@ -11,69 +11,36 @@
  * connection is gone).
  */
 import { afterAll, expect, test } from 'bun:test'
-import type { Subprocess } from 'bun'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startWebhookReceiver } from './support/webhook-receiver'
-import { collectOutput, freePort, scratchPostgres } from './support/scratch-postgres'
+import { scratchPostgres } from './support/scratch-postgres'
+import { startServiceProcess, type ServiceProcess } from './support/service-process'
 import { until } from './support/polling'
 import { callApi } from './support/service'
 
-const ROOT = join(import.meta.dir, '..')
 const ADMIN = 'crash-test-admin-token-0123456789'
 const ACCOUNTS = 3
 const PER_ACCOUNT = 100
 const N = ACCOUNTS * PER_ACCOUNT
 
-/** Every setting the service reads: not inherited, so the process gets exactly what this test gives it. */
-const SETTINGS = [
-  'PORT', 'HOST', 'BASE_URL', 'DATA_DIR', 'DATABASE_URL', 'NATS_URL', 'VOICE_TEST_KEY', 'VOICE_LIVE_KEY', 'VOICE_LIVE_ENABLED',
-  'VOICE_ADMIN_TOKEN', 'VOICE_CLOCK_SPEED', 'WEBHOOK_RETRY_INTERVAL_S', 'WEBHOOK_TIMEOUT_S', 'WEBHOOK_ALLOW_PRIVATE_TARGETS',
-  'SIP_PORT', 'RATE_LIMIT_PER_SECOND', 'RATE_LIMIT_BURST', 'LOG_LEVEL', 'SMTP_URL',
-]
-
-
-interface Running {
-  proc: Subprocess<'ignore', 'pipe', 'pipe'>
-  url: string
-  log: { text: string }
-}
+type Running = ServiceProcess
 const processes = new Set<Running>()
 
-
 async function startServer(storeEnv: Record<string, string>): Promise<Running> {
-  const port = await freePort()
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !SETTINGS.includes(k)) env[k] = v
-  Object.assign(env, {
+  const r = await startServiceProcess({
     ...storeEnv,
-    PORT: String(port),
-    HOST: '127.0.0.1',
-    SIP_PORT: '0',
-    LOG_LEVEL: 'warn',
-    RATE_LIMIT_PER_SECOND: '0',
     VOICE_ADMIN_TOKEN: ADMIN,
     WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
     // Fast retries should anything fail; a timeout (50 s real) no slow answer here reaches.
     VOICE_CLOCK_SPEED: '200',
     WEBHOOK_RETRY_INTERVAL_S: '60',
     WEBHOOK_TIMEOUT_S: '10000',
+    ...(process.env.NATS_URL ? { NATS_URL: process.env.NATS_URL } : {}),
   })
-  if (process.env.NATS_URL) env.NATS_URL = process.env.NATS_URL
-  const proc = Bun.spawn([process.execPath, 'src/main.ts'], { cwd: ROOT, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
-  const r: Running = { proc, url: `http://127.0.0.1:${port}`, log: { text: '' } }
   processes.add(r)
-  collectOutput(proc.stdout, r.log)
-  collectOutput(proc.stderr, r.log)
-  const deadline = Date.now() + 45_000
-  while (Date.now() < deadline) {
-    if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode} before it was ready:\n${r.log.text}`)
-    const res = await fetch(`${r.url}/readyz`).catch(() => undefined)
-    if (res?.status === 200) return r
-    await Bun.sleep(100)
-  }
-  throw new Error(`server not ready within 45 s:\n${r.log.text}`)
+  return r
 }
 
 function call(r: Running, method: string, path: string, o: { key?: string; account?: string; body?: unknown; admin?: boolean } = {}) {
