@@ -14,7 +14,7 @@ import { and, eq } from 'drizzle-orm'
 import type { Clock } from '../src/clock'
 import type { Db } from '../src/db/client'
 import { callListeners, calls } from '../src/db/schema'
-import { callMachine, type CallContext, type CallEmitted, type CallEndData, type CallInput, type SpawnCallRequest } from '../machines/call'
+import { callMachine, durationSeconds, type CallContext, type CallEmitted, type CallEndData, type CallInput, type SpawnCallRequest } from '../machines/call'
 import { defineActorKind, type Effects, type SpawnOptions } from './runtime'
 
 export const CALL_KIND = 'call'
@@ -91,7 +91,16 @@ async function project(db: Db, clock: Clock, input: CallActorInput, ev: CallEmit
         .where(eq(calls.id, id))
       return
     case 'call.transfer':
-      if (ev.data.related_call && !input.consultation) await db.update(calls).set({ relatedCall: ev.data.related_call, updatedAt: now }).where(eq(calls.id, id))
+      if (input.consultation) {
+        // A completed warm transfer's consultation call: its last event (no call.end), so its log is final here.
+        const [row] = await db.select({ answeredAt: calls.answeredAt, startedAt: calls.startedAt }).from(calls).where(eq(calls.id, id))
+        const from = row?.answeredAt ?? row?.startedAt ?? new Date(input.started_at)
+        await db
+          .update(calls)
+          .set({ status: 'completed', endedAt: new Date(ev.data.transferred_at), durationSeconds: durationSeconds(from.toISOString(), ev.data.transferred_at), updatedAt: now })
+          .where(eq(calls.id, id))
+        await db.update(callListeners).set({ status: 'ended', updatedAt: now }).where(and(eq(callListeners.callId, id), eq(callListeners.status, 'active')))
+      } else if (ev.data.related_call) await db.update(calls).set({ relatedCall: ev.data.related_call, updatedAt: now }).where(eq(calls.id, id))
       return
     case 'call.end':
       await db

@@ -531,7 +531,11 @@ export class ActorHost implements ActorClient {
       this.startActor(e, e.kind.machines[0], { input })
     }
     const drop = async (m: { timerId: string; token: string }) => {
-      await claimTimer(db, m.timerId, m.token)
+      // Fenced too: a host that lost the shard must not take (delete) a fire the new owner would apply.
+      await db.transaction(async (tx) => {
+        await this.checkFence(tx as unknown as Db, e)
+        await claimTimer(tx as unknown as Db, m.timerId, m.token)
+      })
       this.opts.onEvent?.({ type: 'timer_dropped', kind: kindName, id: e.id, timerId: m.timerId })
       return undefined
     }

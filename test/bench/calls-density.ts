@@ -16,6 +16,7 @@
 import { writeFileSync } from 'node:fs'
 import { sql } from 'drizzle-orm'
 import { heapStats } from 'bun:jsc'
+import postgres from 'postgres'
 import { systemClock } from '../../src/clock'
 import { openDatabase } from '../../src/db/client'
 import { ActorHost } from '../../actors/runtime'
@@ -32,9 +33,23 @@ interface Options {
 const opts = JSON.parse(process.argv[2] ?? '{}') as Options
 const WARMUP = 500
 
-const database = await openDatabase({ dataDir: 'memory://' })
+// With DATABASE_URL: a scratch database on that server (as a distributed worker runs), so
+// that the heap measured is the actors' and not an embedded database's. Foreign keys
+// off (the call-log projection then needs no account rows): on PostgreSQL through the
+// connection's startup parameter, on PGlite for its one session.
+let scratch: { url: string; drop(): Promise<void> } | undefined
+if (process.env.DATABASE_URL) {
+  const admin = postgres(process.env.DATABASE_URL, { max: 1, onnotice: () => {} })
+  const name = `voice_density_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`
+  await admin.unsafe(`create database "${name}"`)
+  const url = new URL(process.env.DATABASE_URL)
+  url.pathname = `/${name}`
+  url.searchParams.set('session_replication_role', 'replica')
+  scratch = { url: url.toString(), drop: async () => { await admin.unsafe(`drop database if exists "${name}" with (force)`).catch(() => {}); await admin.end() } }
+}
+const database = await openDatabase({ dataDir: 'memory://', databaseUrl: scratch?.url })
 await database.migrate()
-await database.db.execute(sql`set session_replication_role = replica`)
+if (!scratch) await database.db.execute(sql`set session_replication_role = replica`)
 const clock = systemClock(1)
 let effectErrors = 0
 let firstEffectError: string | undefined
@@ -132,7 +147,12 @@ writeFileSync(
     effectErrors,
     firstEffectError,
     topObjectTypes,
+    database: scratch ? 'postgres' : 'pglite',
   }),
 )
+if (scratch) {
+  await database.close().catch(() => {})
+  await scratch.drop()
+}
 // The actors are live on purpose; nothing to drain. Exit without closing (close would wait on nothing but take time).
 process.exit(0)

@@ -311,7 +311,8 @@ async function runDensity(ctx: BenchContext) {
   const ring = process.env.BENCH_DENSITY_RING !== '0'
   const out = join(ctx.logDir, 'calls-density.json')
   const checkpoint = Math.max(500, Math.round(target / 10))
-  console.log(`\n[density] call actors in one process (ActorHost, call kind, PGlite memory://): up to ${num(target)} ${ring ? 'incoming + ringing' : 'incoming'}, at most ${seconds} s ...`)
+  const store = process.env.DATABASE_URL ? 'PostgreSQL, a scratch database' : 'PGlite memory://'
+  console.log(`\n[density] call actors in one process (ActorHost, call kind, ${store}): up to ${num(target)} ${ring ? 'incoming + ringing' : 'incoming'}, at most ${seconds} s ...`)
   const r = await runCaptured(
     'calls-density',
     [process.execPath, join(ROOT, 'test/bench/calls-density.ts'), JSON.stringify({ target, timeLimitMs: seconds * 1000, concurrency: 64, ring, checkpoint, out })],
