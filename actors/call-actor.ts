@@ -10,7 +10,7 @@
  *  - a warm transfer's consultation call, on its call.transfer, tells the held
  *    primary call to resume.
  */
-import { and, eq } from 'drizzle-orm'
+import { and, eq, isNull } from 'drizzle-orm'
 import type { Clock } from '../src/clock'
 import type { Db } from '../src/db/client'
 import { callListeners, calls } from '../src/db/schema'
@@ -73,11 +73,13 @@ async function project(db: Db, clock: Clock, input: CallActorInput, ev: CallEmit
         .onConflictDoNothing()
       return
     }
-    case 'call.ringing': {
-      const [row] = await db.select({ ringingAt: calls.ringingAt }).from(calls).where(eq(calls.id, id))
-      if (row && !row.ringingAt) await db.update(calls).set({ ringingAt: new Date(ev.data.ringing_at), userId: ev.data.user_id, updatedAt: now }).where(eq(calls.id, id))
+    case 'call.ringing':
+      // the first ringing (of several users) sets ringing_at
+      await db
+        .update(calls)
+        .set({ ringingAt: new Date(ev.data.ringing_at), userId: ev.data.user_id, updatedAt: now })
+        .where(and(eq(calls.id, id), isNull(calls.ringingAt)))
       return
-    }
     case 'call.answered':
       await db
         .update(calls)

@@ -50,7 +50,7 @@ import {
   cancelActorTimers,
   cancelTimer,
   claimTimer,
-  currentTimer,
+  insertTimers,
   DurableScheduler,
   scheduleTimer,
   type TimerRow,
@@ -243,7 +243,7 @@ export type HostEvent =
 type Message =
   | { type: 'spawn'; input: unknown; timers?: ScheduleRequest[] }
   | { type: 'send'; event: EventObject }
-  | { type: 'fire'; timerId: string; token: string }
+  | { type: 'fire'; timer: TimerRow }
   | { type: 'stop' }
 
 type Collected =
@@ -255,6 +255,8 @@ type Collected =
 
 /** The timer event that creates an actor (SpawnOptions travel with it). */
 const SPAWN_EVENT = '$spawn'
+/** Thrown inside a step's transaction to roll it back when its fire turned out stale. */
+const STALE_FIRE = new Error('stale timer fire')
 
 
 interface Entry {
@@ -348,7 +350,7 @@ export class ActorHost implements ActorClient {
   /** Delivers a timer fire to its actor; a stale fire (cancelled, replaced, already taken) is dropped. */
   async fire(t: TimerRow): Promise<void> {
     if (!this.kinds.has(t.actorKind)) throw new ActorError('unknown_kind', `no actor kind ${t.actorKind}`)
-    await this.enqueue(t.actorKind, t.actorId, { type: 'fire', timerId: t.id, token: t.token })
+    await this.enqueue(t.actorKind, t.actorId, { type: 'fire', timer: t })
   }
 
   // ------------------------------------------------------------ mailbox
@@ -544,14 +546,12 @@ export class ActorHost implements ActorClient {
       if (e.actor || (await this.loadRow(e))) throw new ActorExists(kindName, e.id)
       spawnFresh(msg.input, msg.timers)
     } else if (msg.type === 'fire') {
-      const timer = await currentTimer(db, msg.timerId, msg.token)
-      if (!timer) {
-        this.opts.onEvent?.({ type: 'timer_dropped', kind: kindName, id: e.id, timerId: msg.timerId })
-        return undefined
-      }
+      // The polled row is used as read; the claim in the step's transaction finds out whether it is still current.
+      const timer = msg.timer
+      const m = { timerId: timer.id, token: timer.token }
       if (timer.event.type === SPAWN_EVENT) {
         // A durable spawn asked for by another actor's step: applied once; an existing actor keeps its state.
-        if (e.actor || (await this.loadRow(e))) return drop(msg)
+        if (e.actor || (await this.loadRow(e))) return drop(m)
         const ev = timer.event as { input: unknown; timers?: ScheduleRequest[] }
         spawnFresh(ev.input, ev.timers)
       } else {
@@ -561,7 +561,7 @@ export class ActorHost implements ActorClient {
           // An orphan timer of a finished or missing actor: take it and drop the fire.
           if (err instanceof ActorDone || err instanceof ActorNotFound) {
             if (err instanceof ActorDone) this.dispose(e)
-            return drop(msg)
+            return drop(m)
           }
           throw err
         }
@@ -569,7 +569,7 @@ export class ActorHost implements ActorClient {
         this.within(e, () => e.actor!.send(timer.event as EventObject))
         this.throwIfFailed(e)
       }
-      claim = msg
+      claim = m
     } else if (msg.type === 'stop') {
       const row = await this.loadRow(e)
       if (!row) throw new ActorNotFound(kindName, e.id)
@@ -602,12 +602,14 @@ export class ActorHost implements ActorClient {
     const now = clock.now()
     const dueAt = (req: ScheduleRequest) => (req.at !== undefined ? new Date(req.at) : new Date(now.getTime() + (req.delayMs ?? 0)))
 
+    let stale = false
     const events = await db.transaction(async (txRaw) => {
       const tx = txRaw as unknown as Db
       await this.checkFence(tx, e)
       if (claim && !(await claimTimer(tx, claim.timerId, claim.token))) {
-        // Cannot happen while this host is the actor's only writer; roll back and let the retry drop it.
-        throw new Error(`timer ${claim.timerId} was taken concurrently`)
+        // The fire was cancelled, replaced or taken after it was polled: nothing of this step is written.
+        stale = true
+        throw STALE_FIRE
       }
       const shard = this.shardOf(e.id)
       const values = { machineVersion: e.machineVersion!, snapshot: persisted, status, shard, updatedAt: now }
@@ -622,20 +624,34 @@ export class ActorHost implements ActorClient {
         clock,
         collected.flatMap((c) => (c.type === 'event' ? [c.event] : [])),
       )
-      const own = (req: ScheduleRequest) => scheduleTimer(tx, clock, { actorKind: kindName, actorId: e.id, name: req.name, dueAt: dueAt(req), event: req.event, shard })
+      const ownRow = (req: ScheduleRequest) => ({ actorKind: kindName, actorId: e.id, name: req.name, dueAt: dueAt(req), event: req.event, shard })
       if (status === 'done') {
         if (!fresh) await cancelActorTimers(tx, kindName, e.id)
-      } else for (const req of initialTimers) await own(req)
+      } else if (fresh) {
+        // A fresh actor has no timers yet: its script and first schedules go in one insert.
+        const rows = initialTimers.map(ownRow)
+        for (const c of collected) if (c.type === 'schedule') rows.push(ownRow(c.req))
+        await insertTimers(tx, clock, rows)
+      }
       for (const c of collected) {
         if (c.type === 'write') await c.fn(tx)
         else if (c.type === 'timer')
           await scheduleTimer(tx, clock, { actorKind: c.kind, actorId: c.id, name: c.req.name, dueAt: dueAt(c.req), event: c.req.event, shard: this.shardOf(c.id) })
-        else if (status === 'done') continue
-        else if (c.type === 'schedule') await own(c.req)
+        else if (status === 'done' || fresh) continue
+        else if (c.type === 'schedule') await scheduleTimer(tx, clock, ownRow(c.req))
         else if (c.type === 'cancel') await cancelTimer(tx, kindName, e.id, c.name)
       }
       return stored
+    }).catch((err) => {
+      if (err === STALE_FIRE && stale) return undefined
+      throw err
     })
+    if (!events) {
+      // The live actor took an event that did not commit: it is rebuilt from its snapshot on the next message.
+      this.discard(e)
+      this.opts.onEvent?.({ type: 'timer_dropped', kind: kindName, id: e.id, timerId: claim!.timerId })
+      return undefined
+    }
 
     const result: StepResult = { kind: kindName, id: e.id, value: snap.value as StateValue, context: snap.context, status, events }
     if (status === 'done') this.dispose(e)

@@ -67,6 +67,15 @@ export async function scheduleTimer(tx: Db, clock: Clock, req: TimerRequest): Pr
   return row as TimerRow
 }
 
+/** Timers of an actor that has none yet (a fresh actor): one insert for all, one row per name (the last wins). */
+export async function insertTimers(tx: Db, clock: Clock, reqs: TimerRequest[]): Promise<void> {
+  const byName = new Map<string, TimerRequest>()
+  for (const r of reqs) byName.set(`${r.actorKind}\u0000${r.actorId}\u0000${r.name}`, r)
+  if (byName.size === 0) return
+  const createdAt = clock.now()
+  await tx.insert(durableTimers).values([...byName.values()].map((r) => ({ id: newId('timer'), ...r, shard: r.shard ?? 0, token: randomUUID(), createdAt })))
+}
+
 /** Cancels the actor's timer of this name (if any): a fire already in flight is then dropped. */
 export async function cancelTimer(tx: Db, actorKind: string, actorId: string, name: string): Promise<boolean> {
   const rows = await tx
