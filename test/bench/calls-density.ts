@@ -2,7 +2,8 @@
  * The actor-density process of the `calls` bench, alone in its process so that its
  * heap is the call actors' (plus the runtime's fixed cost, measured before and
  * subtracted):
- *   an ActorHost with the call kind on PGlite in memory (memory://, migrated; foreign
+ *   an ActorHost with the call kind on a scratch PostgreSQL database when DATABASE_URL
+ *   is set, else on PGlite in memory (memory://, migrated; foreign
  *   keys off so the call-log projection needs no account rows), timers not polled;
  *   call actors spawned as inbound calls and rung (incoming → ringing), never ended,
  *   so each stays live in the host's registry.

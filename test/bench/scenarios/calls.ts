@@ -13,7 +13,8 @@
  *    completed calls/s while the load ran, call events committed/s, and the peak
  *    number of calls in flight at once.
  * 2. Actor density, in a child process of its own (test/bench/calls-density.ts) so its
- *    heap is measured alone: an ActorHost with the call kind on PGlite memory://; call
+ *    heap is measured alone: an ActorHost with the call kind on a scratch PostgreSQL
+ *    database as a distributed worker runs (PGlite memory:// without PostgreSQL); call
  *    actors spawned and rung (incoming → ringing, never ended) up to
  *    BENCH_DENSITY_ACTORS or BENCH_DENSITY_SECONDS, heapUsed after Bun.gc(true) at
  *    checkpoints; bytes per live call actor is the slope after a 500-actor warm-up.
@@ -28,7 +29,7 @@
  *   BENCH_CLOCK_SPEED        VOICE_CLOCK_SPEED of the service (default 1000)
  *   BENCH_CALLS_DRAIN_S      most seconds to wait for started calls to end (default 30)
  *   BENCH_DENSITY_ACTORS     call actors to reach (default 50000)
- *   BENCH_DENSITY_SECONDS    time limit of the density run (default 45)
+ *   BENCH_DENSITY_SECONDS    time limit of the density run (default 120)
  *   BENCH_DENSITY_RING=0     spawn only (incoming), no RING step
  *   BENCH_ONLY               e2e and/or density (default both)
  */
@@ -292,6 +293,7 @@ interface Checkpoint {
   elapsedMs: number
 }
 interface DensityOut {
+  database: 'postgres' | 'pglite'
   checkpoints: Checkpoint[]
   baseline: Checkpoint
   warmup: { actors: number; ms: number }
@@ -307,16 +309,18 @@ interface DensityOut {
 
 async function runDensity(ctx: BenchContext) {
   const target = intEnv('BENCH_DENSITY_ACTORS', GOAL.actors)
-  const seconds = intEnv('BENCH_DENSITY_SECONDS', 45)
+  const seconds = intEnv('BENCH_DENSITY_SECONDS', 120)
   const ring = process.env.BENCH_DENSITY_RING !== '0'
   const out = join(ctx.logDir, 'calls-density.json')
   const checkpoint = Math.max(500, Math.round(target / 10))
-  const store = process.env.DATABASE_URL ? 'PostgreSQL, a scratch database' : 'PGlite memory://'
+  // A worker of the distributed deployment: its actors on PostgreSQL (a scratch database), so the heap is theirs alone.
+  const pg = ctx.postgresUnavailable ? undefined : ctx.databaseUrl
+  const store = pg ? 'PostgreSQL, a scratch database' : 'PGlite memory://'
   console.log(`\n[density] call actors in one process (ActorHost, call kind, ${store}): up to ${num(target)} ${ring ? 'incoming + ringing' : 'incoming'}, at most ${seconds} s ...`)
   const r = await runCaptured(
     'calls-density',
-    [process.execPath, join(ROOT, 'test/bench/calls-density.ts'), JSON.stringify({ target, timeLimitMs: seconds * 1000, concurrency: 64, ring, checkpoint, out })],
-    { cwd: ROOT, env: process.env, timeoutMs: seconds * 1000 + 60_000 },
+    [process.execPath, join(ROOT, 'test/bench/calls-density.ts'), JSON.stringify({ target, timeLimitMs: seconds * 1000, concurrency: 256, ring, checkpoint, out })],
+    { cwd: ROOT, env: { ...process.env, ...(pg ? { DATABASE_URL: pg } : {}) }, timeoutMs: seconds * 1000 + 60_000 },
   )
   if (r.code !== 0) throw new Error(`the density process failed (exit ${r.code}):\n${(r.stderr || r.stdout).trim().slice(-2000)}`)
   const d = JSON.parse(readFileSync(out, 'utf8')) as DensityOut
@@ -367,7 +371,7 @@ export async function run(ctx: BenchContext): Promise<void> {
       }
       console.log(`  peak live call actors ${num(d.peakLive)}; spawn rate ${num(d.spawnPerSec, 1)} actors/s (${d.stepsPerActor} committed steps each: spawn${d.stepsPerActor > 1 ? ' + RING' : ''}); effect errors ${d.effectErrors}${d.firstEffectError ? ` (${d.firstEffectError})` : ''}`)
       console.log(`  per live call actor: ${num(x.perActor)} B of heapUsed (${num(x.perActorJs)} B JS heap without external, ${num(x.perActorRss)} B rss), slope over ${num(last.live - d.baseline.live)} actors after ${num(d.baseline.live)} warm-up actors`)
-      console.log(`  (Bun's heapUsed counts external memory too: PGlite's WASM heap, which grows with the rows of memory://)`)
+      if (d.database !== 'postgres') console.log(`  (Bun's heapUsed counts external memory too: PGlite's WASM heap, which grows with the rows of memory://)`)
       console.log(`  JS objects added per actor: ${d.topObjectTypes.map(([t, n]) => `${t} ${num(n, 1)}`).join(', ')}`)
       const fits = x.heapAtTarget <= GOAL.heapBytes
       const how = x.extrapolated ? `EXTRAPOLATED linearly from ${num(last.live)} live actors (the time limit stopped the run short of ${num(x.target)})` : `measured at ${num(last.live)}`
