@@ -162,51 +162,18 @@ export function planSimulation(req: SimulateRequest, now: Date, ids: { call: str
   return { call, script, scenario }
 }
 
-/**
- * Pure: the new leg of a blind transfer of a simulated call. The transferred party
- * (the original remote side) is connected to the target: a number is dialled out
- * (answered after 2 s, 10 s of talk); a user of the account is rung and answers.
- */
-export function planTransferLeg(req: SpawnCallRequest, parent: CallActorInput): { input: CallActorInput; opts: { timers: ScheduleRequest[] } } {
-  const t0 = Date.parse(req.at)
-  const accountNumber = parent.direction === 'outbound' ? parent.from_number : parent.to_number
-  const toUser = E164.test(req.transferred_to) ? undefined : req.transferred_to
-  const input: CallActorInput = {
-    call_id: req.call_id,
-    direction: toUser ? 'internal' : 'outbound',
-    from_number: accountNumber,
-    from_name: null,
-    to_number: toUser ? accountNumber : req.transferred_to,
-    started_at: req.at,
-    user_id: req.transferred_by,
-    from_user_id: req.transferred_by,
-    ...(toUser ? { to_user_id: toUser } : {}),
-    record: false,
-    placed_by_transfer: { related_call: req.related_call },
-    owner: parent.owner,
-    simulated: true,
-  }
-  const { script, send } = scriptFrom(t0)
-  send(0, { type: 'RING', ...(toUser ? { user_id: toUser } : {}) })
-  send(2, { type: 'ANSWER', ...(toUser ? { user_id: toUser } : {}) })
-  send(12, { type: 'HANGUP', side: 'callee' })
-  return { input, opts: { timers: script } }
-}
-
-/** How long a consultation call waits for the transfer to be completed before its target hangs up. */
-export const CONSULTATION_SECONDS = MAX_SIM_SECONDS
+type Leg = { input: CallActorInput; opts: { timers: ScheduleRequest[] } }
 
 /**
- * Pure: the consultation call of a warm transfer: the transferring user calls the
- * target (a number, or a user of the account) while the primary call is held; the
- * target answers after 2 s and hangs up after CONSULTATION_SECONDS unless the
- * transfer is completed first.
+ * A simulated call placed by a user of the account on behalf of `parent`'s call: to
+ * a number (dialled out) or to another user (rung, internal). Answered after 2 s,
+ * hung up by the far side after `talkSeconds` of talk.
  */
-export function planConsultation(
-  r: { call_id: string; primary: CallActorInput; to: string; by: string },
-  now: Date,
-): { input: CallActorInput; opts: { timers: ScheduleRequest[] } } {
-  const accountNumber = r.primary.direction === 'outbound' ? r.primary.from_number : r.primary.to_number
+function placedLeg(
+  r: { call_id: string; parent: CallActorInput; to: string; by: string; at: string; talkSeconds: number },
+  link: Pick<CallActorInput, 'placed_by_transfer' | 'consultation'>,
+): Leg {
+  const accountNumber = r.parent.direction === 'outbound' ? r.parent.from_number : r.parent.to_number
   const toUser = E164.test(r.to) ? undefined : r.to
   const input: CallActorInput = {
     call_id: r.call_id,
@@ -214,20 +181,43 @@ export function planConsultation(
     from_number: accountNumber,
     from_name: null,
     to_number: toUser ? accountNumber : r.to,
-    started_at: now.toISOString(),
+    started_at: r.at,
     user_id: r.by,
     from_user_id: r.by,
     ...(toUser ? { to_user_id: toUser } : {}),
     record: false,
-    consultation: { related_call: r.primary.call_id },
-    owner: r.primary.owner,
+    ...link,
+    owner: r.parent.owner,
     simulated: true,
   }
-  const { script, send } = scriptFrom(now.getTime())
+  const { script, send } = scriptFrom(Date.parse(r.at))
   send(0, { type: 'RING', ...(toUser ? { user_id: toUser } : {}) })
   send(2, { type: 'ANSWER', ...(toUser ? { user_id: toUser } : {}) })
-  send(2 + CONSULTATION_SECONDS, { type: 'HANGUP', side: 'callee' })
+  send(2 + r.talkSeconds, { type: 'HANGUP', side: 'callee' })
   return { input, opts: { timers: script } }
+}
+
+/** Pure: the new leg of a blind transfer of a simulated call (10 s of talk). */
+export function planTransferLeg(req: SpawnCallRequest, parent: CallActorInput): Leg {
+  return placedLeg(
+    { call_id: req.call_id, parent, to: req.transferred_to, by: req.transferred_by, at: req.at, talkSeconds: 10 },
+    { placed_by_transfer: { related_call: req.related_call } },
+  )
+}
+
+/** How long a consultation call waits for the transfer to be completed before its target hangs up. */
+export const CONSULTATION_SECONDS = MAX_SIM_SECONDS
+
+/**
+ * Pure: the consultation call of a warm transfer: the transferring user calls the
+ * target while the primary call is held; the target hangs up after
+ * CONSULTATION_SECONDS unless the transfer is completed first.
+ */
+export function planConsultation(r: { call_id: string; primary: CallActorInput; to: string; by: string }, now: Date): Leg {
+  return placedLeg(
+    { call_id: r.call_id, parent: r.primary, to: r.to, by: r.by, at: now.toISOString(), talkSeconds: CONSULTATION_SECONDS },
+    { consultation: { related_call: r.primary.call_id } },
+  )
 }
 
 /** The follow-up actor of a call (one per call: its id is derived from the call's). */

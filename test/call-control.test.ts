@@ -4,53 +4,16 @@
  * (120 s of talk take 2.4 s real: slow enough to act mid-call), a real webhook receiver
  * with verified signatures.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import { decodeWavSamples } from '../media/wav'
 import { startTestService } from './support/service'
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver'
-
-afterAll(async () => {
-  for (const rx of receivers) await rx.stop()
-  for (const c of created) await t.call('DELETE', `/v1/accounts/${c.account}`, { key: c.key })
-})
+import { callSandboxes, settle, type CallSandbox } from './support/call-sandbox'
 
 const SPEED = 50
 const t = await startTestService({ VOICE_CLOCK_SPEED: String(SPEED), WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' })
 
-const receivers: WebhookReceiver[] = []
-const created: { key: string; account: string }[] = []
-type Ctx = { key: string; account: string; user: string; number: string; rx: WebhookReceiver; secret: string }
-
-async function sandbox(): Promise<Ctx> {
-  const a = await t.account()
-  const c = { key: a.key, account: a.id }
-  created.push(c)
-  const u = await t.call('POST', '/v1/users', { ...c, body: { email: 'agent@example.com', name: 'Agent' } })
-  expect(u.status).toBe(200)
-  const avail = await t.call('GET', '/v1/available-phone-numbers?quantity=1', c)
-  const number = avail.body.data[0].phone_number
-  expect((await t.call('POST', '/v1/phone-number-orders', { ...c, body: { phone_numbers: [number] } })).status).toBe(200)
-  const rx = await startWebhookReceiver({ autoStop: false })
-  receivers.push(rx)
-  const ep = await t.call('POST', '/v1/webhook_endpoints', { ...c, body: { url: rx.url, enabled_events: ['*'] } })
-  expect(ep.status).toBe(200)
-  return { ...c, user: u.body.id, number, rx, secret: ep.body.secret }
-}
-
-const simulate = async (c: Ctx, scenario: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
-  const r = await t.call('POST', '/v1/test_helpers/calls', { key: c.key, account: c.account, body: { user: c.user, from_number: '+15551234567', scenario, ...extra } })
-  expect(r.status).toBe(200)
-  return r.body.id as string
-}
-const command = (c: Ctx, id: string, body: Record<string, unknown>) => t.call('POST', `/v1/calls/${id}`, { key: c.key, account: c.account, body })
-// Calls checked while ringing ring 20 simulated seconds (0.4 s real) so that the check lands before the answer.
-const settle = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-/** The verified event of this type for this call (the n-th, from 1), waiting for it. */
-async function eventOf(c: Ctx, callId: string, type: string, n = 1, timeoutMs = 10_000) {
-  const hits = await c.rx.waitFor(n, { timeoutMs, where: (r) => r.body?.type === type && r.body?.data?.call_id === callId })
-  return c.rx.verify(hits[n - 1]!, c.secret)
-}
+type Ctx = CallSandbox
+const { sandbox, simulate, command, eventOf } = callSandboxes(t)
 const typesOf = (c: Ctx, callId: string) => c.rx.events().filter((e) => e.data?.call_id === callId).map((e) => e.type as string)
 
 describe('POST /v1/calls/{call_id} (updateCall)', () => {

@@ -33,6 +33,8 @@ export interface TestService {
   platform(opts?: { live_enabled?: boolean }): Promise<{ id: string; test_key: string; live_key: string }>
   /** A new sandbox (or live) account on a new platform. */
   account(opts?: { key?: string; body?: Record<string, unknown> }): Promise<{ id: string; key: string; account: any }>
+  /** Runs `fn` when the file is done, while the service still answers (clean-up through the API). */
+  beforeStop(fn: () => Promise<unknown>): void
   stop(): Promise<void>
 }
 
@@ -83,6 +85,7 @@ export async function startTestService(env: Record<string, string> = {}, opts: {
   const baseUrl = `http://127.0.0.1:${port}`
 
   const call = <T>(method: string, path: string, o: CallOptions = {}) => callApi<T>(baseUrl, method, path, o)
+  const cleanups: (() => Promise<unknown>)[] = []
 
   const t: TestService = {
     service,
@@ -99,7 +102,11 @@ export async function startTestService(env: Record<string, string> = {}, opts: {
       if (r.status !== 200) throw new Error(`account create failed: ${r.status} ${JSON.stringify(r.body)}`)
       return { id: r.body.id, key, account: r.body }
     },
-    stop: () => service.stop(),
+    beforeStop: (fn) => void cleanups.push(fn),
+    async stop() {
+      for (const fn of cleanups.splice(0)) await fn().catch(() => {})
+      await service.stop()
+    },
   }
   afterAll(() => t.stop())
   return t
