@@ -6,12 +6,14 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { manualClock } from '../src/clock'
 import { openDatabase, type Database } from '../src/db/client'
-import { accounts, calls, events } from '../src/db/schema'
+import { accounts, calls, durableTimers, events } from '../src/db/schema'
 import { newId } from '../src/ids'
 import { ensureBootstrapPlatform } from '../src/services/platforms'
 import { CALL_KIND, createCallKind, type CallActorInput } from './call-actor'
 import { effectiveScenario, magicOf, planSimulation } from './call-simulator'
 import { ActorHost } from './runtime'
+import { COMMAND_MESSAGE, sendCallCommand, type CallCommandMessage } from './call-commands'
+import { and } from 'drizzle-orm'
 
 let database: Database
 let owner: CallActorInput['owner']
@@ -79,6 +81,83 @@ describe('call actor', () => {
       duration_seconds: 42,
       status: 'completed',
     })
+    await host.close()
+  })
+})
+
+describe('call commands (durable messages to the call actor)', () => {
+  const input = (id: string): CallActorInput => ({
+    call_id: id,
+    direction: 'inbound',
+    from_number: '+15551230000',
+    from_name: null,
+    to_number: '+15005559000',
+    started_at: '2026-03-01T10:00:00.000Z',
+    user_id: 'usr_a',
+    to_user_id: 'usr_a',
+    owner,
+  })
+  const command = (id: string, c: CallCommandMessage['command']): CallCommandMessage => ({
+    type: COMMAND_MESSAGE,
+    call_id: id,
+    command: c,
+    command_id: `cmd_${crypto.randomUUID().replace(/-/g, '')}`,
+    at: '2026-03-01T10:00:30.000Z',
+    owner,
+  })
+  /** Writes the command as the gateway does, then delivers its row (no poller: only this actor's row). */
+  const deliver = async (host: ActorHost, id: string, m: CallCommandMessage) => {
+    await database.db.transaction((tx) => sendCallCommand(tx as never, clock, id, m))
+    const [row] = await database.db.select().from(durableTimers).where(and(eq(durableTimers.actorId, id), eq(durableTimers.name, `${COMMAND_MESSAGE}:${m.command_id}`)))
+    expect(row).toBeDefined()
+    await host.fire(row as never)
+    return (await database.db.select().from(durableTimers).where(eq(durableTimers.id, row!.id))).length
+  }
+  const bodiesOf = async (id: string) =>
+    (await database.db.select().from(events).where(eq(events.accountId, owner.accountId)).orderBy(events.seq))
+      .map((e) => JSON.parse(e.body))
+      .filter((b) => b.data.call_id === id)
+
+  test('a hangup command ends the call and reports call.command_succeeded in the same step; the row is taken', async () => {
+    const host = new ActorHost({ db: database.db, clock, kinds: [createCallKind({ db: database.db, clock }).kind] as never, pollTimers: false })
+    const id = newId('call')
+    await host.spawn(CALL_KIND, id, input(id))
+    await host.send(CALL_KIND, id, { type: 'RING', user_id: 'usr_a', at: '2026-03-01T10:00:01.000Z' })
+    await host.send(CALL_KIND, id, { type: 'ANSWER', user_id: 'usr_a', at: '2026-03-01T10:00:05.000Z' })
+    const m = command(id, 'hangup')
+    expect(await deliver(host, id, m)).toBe(0)
+    const bodies = await bodiesOf(id)
+    expect(bodies.map((b) => b.type)).toEqual(['call.incoming', 'call.ringing', 'call.answered', 'call.end', 'call.command_succeeded'])
+    expect(bodies[3].data).toMatchObject({ status: 'completed', ended_at: '2026-03-01T10:00:30.000Z', duration_seconds: 25 })
+    expect(bodies[4].data).toEqual({ call_id: id, command: 'hangup', command_id: m.command_id })
+    await host.close()
+  })
+
+  test('a command that does not apply (hold on a ringing call) reports call.command_failed, call_not_active', async () => {
+    const host = new ActorHost({ db: database.db, clock, kinds: [createCallKind({ db: database.db, clock }).kind] as never, pollTimers: false })
+    const id = newId('call')
+    await host.spawn(CALL_KIND, id, input(id))
+    const m = command(id, 'hold')
+    await deliver(host, id, m)
+    const bodies = await bodiesOf(id)
+    expect(bodies.map((b) => b.type)).toEqual(['call.incoming', 'call.command_failed'])
+    expect(bodies[1].data).toEqual({ call_id: id, command: 'hold', command_id: m.command_id, reason: 'call_not_active' })
+    await host.close()
+  })
+
+  test('a command reaching a call that already ended is reported failed once (the orphan row is taken)', async () => {
+    const host = new ActorHost({ db: database.db, clock, kinds: [createCallKind({ db: database.db, clock }).kind] as never, pollTimers: false })
+    const id = newId('call')
+    await host.spawn(CALL_KIND, id, input(id))
+    await host.send(CALL_KIND, id, { type: 'HANGUP', side: 'caller', at: '2026-03-01T10:00:03.000Z' })
+    const m = command(id, 'hangup')
+    expect(await deliver(host, id, m)).toBe(0)
+    const bodies = await bodiesOf(id)
+    expect(bodies.map((b) => b.type)).toEqual(['call.incoming', 'call.end', 'call.command_failed'])
+    expect(bodies[2].data).toEqual({ call_id: id, command: 'hangup', command_id: m.command_id, reason: 'call_not_active' })
+    // a second host (restart) finds nothing left to deliver for it
+    const again = await database.db.select().from(durableTimers).where(eq(durableTimers.actorId, id))
+    expect(again).toEqual([])
     await host.close()
   })
 })

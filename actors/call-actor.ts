@@ -16,6 +16,7 @@ import type { Db } from '../src/db/client'
 import { callListeners, calls } from '../src/db/schema'
 import { callMachine, durationSeconds, type CallContext, type CallEmitted, type CallEndData, type CallInput, type SpawnCallRequest } from '../machines/call'
 import { defineActorKind, type Effects, type SpawnOptions } from './runtime'
+import { callerUser, callState, commandEvent, commandOutcome, commandSucceeded, COMMAND_MESSAGE, type CallCommandMessage } from './call-commands'
 
 export const CALL_KIND = 'call'
 
@@ -38,6 +39,8 @@ export interface CallKindOptions {
   onSpawnCall?: (req: SpawnCallRequest, parent: CallActorInput) => { input: CallActorInput; opts?: SpawnOptions } | undefined
   /** The call ended: the actors to create with call.end (the simulator's recording and voicemail follow-ups). */
   onEnded?: (end: CallEndData, call: CallContext & { input: CallActorInput }) => ActorSpawn[]
+  /** A warm transfer held the call: the consultation call to place (created in the same step). */
+  onWarmTransfer?: (r: { call_id: string; primary: CallActorInput; to: string; by: string }, at: Date) => { input: CallActorInput; opts?: SpawnOptions }
 }
 
 const d = (iso: string | null | undefined) => (iso ? new Date(iso) : null)
@@ -158,6 +161,31 @@ export function createCallKind(opts: CallKindOptions) {
         if (leg) fx.spawnActor(CALL_KIND, params.call_id, leg.input, leg.opts)
       },
     }),
+    // Commands from call control: machine events and their outcome in one step (actors/call-commands.ts).
+    handle: (message, actor, fx) => {
+      if (message.type !== COMMAND_MESSAGE) return false
+      const m = message as unknown as CallCommandMessage
+      const before = callState(actor.snapshot())!
+      const callId = before.input.call_id
+      let ok = !before.ended
+      if (ok) {
+        const event = commandEvent(m, before)
+        if (event) actor.send(event)
+        ok = commandSucceeded(m, callState(actor.snapshot())!)
+      }
+      if (ok && m.command === 'transfer' && m.transfer?.mode === 'warm' && opts.onWarmTransfer) {
+        const leg = opts.onWarmTransfer({ call_id: m.transfer.consultation_call_id!, primary: before.input, to: m.transfer.to, by: callerUser(before.input) ?? 'api' }, new Date(m.at))
+        fx.spawnActor(CALL_KIND, m.transfer.consultation_call_id!, leg.input, leg.opts)
+      }
+      fx.emit(commandOutcome(m, callId, ok))
+      return true
+    },
+    // A command that reaches a call already over is reported failed.
+    orphan: (message) => {
+      if (message.type !== COMMAND_MESSAGE) return undefined
+      const m = message as unknown as CallCommandMessage
+      return [commandOutcome(m, m.call_id, false)]
+    },
   })
   return { kind }
 }

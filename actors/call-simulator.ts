@@ -18,11 +18,10 @@
  */
 import { and, eq } from 'drizzle-orm'
 import type { Clock } from '../src/clock'
-import type { Db } from '../src/db/client'
 import { calls, recordings, voicemails } from '../src/db/schema'
 import { newId } from '../src/ids'
 import { durationSeconds, type CallContext, type CallEndData, type CallMachineEvent, type SpawnCallRequest } from '../machines/call'
-import { callSimulationMachine, type SimInput, type SimStep } from '../machines/call-simulation'
+import { callSimulationMachine, type SimStep } from '../machines/call-simulation'
 import { CALL_KIND, type ActorSpawn, type CallActorInput, type CallOwner } from './call-actor'
 import { defineActorKind, type ActorClient, type Effects, type ScheduleRequest } from './runtime'
 import type { PauseInterval } from '../media/simulated-audio'

@@ -13,7 +13,7 @@ import type { Logger } from '../src/logger'
 import { simulatedRecordingWav } from '../media/simulated-audio'
 import { WAV_CONTENT_TYPE } from '../media/wav'
 import { createCallKind, CALL_KIND } from './call-actor'
-import { createSimKind, planFollowUps, planTransferLeg, SIM_KIND } from './call-simulator'
+import { createSimKind, planConsultation, planFollowUps, planTransferLeg, SIM_KIND } from './call-simulator'
 import { ShardLeases } from './placement/leases'
 import { NatsActorClient } from './placement/nats-client'
 import { SUBJECT_PREFIX } from './placement/wire'
@@ -31,7 +31,7 @@ export interface CallWorkerDeps {
 
 /** The actor kinds a worker runs. */
 export function callActorKinds(deps: CallWorkerDeps): ActorKind[] {
-  const call = createCallKind({ db: deps.db, clock: deps.clock, onSpawnCall: planTransferLeg, onEnded: (end, c) => planFollowUps(end, c) })
+  const call = createCallKind({ db: deps.db, clock: deps.clock, onSpawnCall: planTransferLeg, onWarmTransfer: planConsultation, onEnded: (end, c) => planFollowUps(end, c) })
   const sim = createSimKind({
     clock: deps.clock,
     storage: deps.storage,

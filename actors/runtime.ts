@@ -151,6 +151,14 @@ export interface ActorKind<TMachine extends AnyStateMachine = AnyStateMachine> {
   toEvents?: (emitted: unknown, ctx: StepContext & { context: unknown }) => NewEvent | NewEvent[] | null | undefined
   /** More action implementations (or overrides), built on the collectors. */
   actions?: (fx: Effects, ctx: StepContext) => Record<string, (args: { context: unknown; event: EventObject }, params: never) => void>
+  /**
+   * Messages that are not machine events (commands): return true when handled. Runs in
+   * the step like a machine event: it may send the machine events and use the effects,
+   * all committed (or not) together.
+   */
+  handle?: (message: EventObject, actor: { send(event: EventObject): void; snapshot(): SnapshotFrom<AnyStateMachine> }, fx: Effects) => boolean
+  /** Events to commit when a durable message (a timer row) for a finished or missing actor of this kind is dropped. */
+  orphan?: (message: EventObject) => NewEvent[] | undefined
 }
 
 export function defineActorKind<TMachine extends AnyStateMachine>(k: ActorKind<TMachine>): ActorKind<TMachine> {
@@ -290,6 +298,7 @@ export class ActorHost implements ActorClient {
   private closed = false
   /** Each machine provided once with the host's collectors (per-actor copies cost ~20 KB each). */
   private readonly providedMachines = new Map<AnyStateMachine, AnyStateMachine>()
+  private readonly kindEffects = new Map<ActorKind, Effects>()
   /** The actor whose step is running: XState runs actions synchronously inside send/start. */
   private current: Entry | undefined
 
@@ -425,8 +434,9 @@ export class ActorHost implements ActorClient {
 
   // ------------------------------------------------------------ step
 
-  private provided(kind: ActorKind, machine: AnyStateMachine): AnyStateMachine {
-    const cached = this.providedMachines.get(machine)
+  /** The effect collectors of a kind: they write into the step that is running. */
+  private fxFor(kind: ActorKind): Effects {
+    const cached = this.kindEffects.get(kind)
     if (cached) return cached
     const host = this
     const entry = () => {
@@ -434,12 +444,6 @@ export class ActorHost implements ActorClient {
       return host.current
     }
     const push = (c: Collected) => entry().collected.push(c)
-    const ctx: StepContext = {
-      kind: kind.kind,
-      get id() {
-        return entry().id
-      },
-    }
     const fx: Effects = {
       emit: (ev) => {
         for (const event of Array.isArray(ev) ? ev : [ev]) push({ type: 'event', event })
@@ -450,6 +454,24 @@ export class ActorHost implements ActorClient {
       tell: (k, id, event) => push({ type: 'timer', kind: k, id, req: { name: `$tell:${crypto.randomUUID()}`, delayMs: 0, event } }),
       spawnActor: (k, id, input, opts) => push({ type: 'timer', kind: k, id, req: { name: SPAWN_EVENT, delayMs: 0, event: { type: SPAWN_EVENT, input, timers: opts?.timers ?? [] } } }),
       afterCommit: (fn) => entry().afterCommit.push(fn),
+    }
+    this.kindEffects.set(kind, fx)
+    return fx
+  }
+
+  private provided(kind: ActorKind, machine: AnyStateMachine): AnyStateMachine {
+    const cached = this.providedMachines.get(machine)
+    if (cached) return cached
+    const fx = this.fxFor(kind)
+    const entry = () => {
+      if (!this.current) throw new Error(`${kind.kind}: an action ran outside a step`)
+      return this.current
+    }
+    const ctx: StepContext = {
+      kind: kind.kind,
+      get id() {
+        return entry().id
+      },
     }
     const toEvents = kind.toEvents
     const base = {
@@ -463,6 +485,26 @@ export class ActorHost implements ActorClient {
     const provided = machine.provide({ actions: { ...base, ...kind.actions?.(fx, ctx) } } as never)
     this.providedMachines.set(machine, provided)
     return provided
+  }
+
+  /** A message to the live actor: a command the kind handles, or a machine event. */
+  private deliver(e: Entry, message: EventObject) {
+    const actor = e.actor!
+    this.within(e, () => {
+      const handled = e.kind.handle?.(
+        message,
+        {
+          send: (ev) => {
+            actor.send(ev)
+            this.throwIfFailed(e)
+          },
+          snapshot: () => actor.getSnapshot() as SnapshotFrom<AnyStateMachine>,
+        },
+        this.fxFor(e.kind),
+      )
+      if (!handled) actor.send(message)
+    })
+    this.throwIfFailed(e)
   }
 
   /** Runs `fn` (start or send) with the entry as the step whose effects are collected. */
@@ -532,12 +574,16 @@ export class ActorHost implements ActorClient {
       begin()
       this.startActor(e, e.kind.machines[0], { input })
     }
-    const drop = async (m: { timerId: string; token: string }) => {
+    const drop = async (m: { timerId: string; token: string }, orphanEvents: NewEvent[] = []) => {
       // Fenced too: a host that lost the shard must not take (delete) a fire the new owner would apply.
-      await db.transaction(async (tx) => {
-        await this.checkFence(tx as unknown as Db, e)
-        await claimTimer(tx as unknown as Db, m.timerId, m.token)
+      const committed = await db.transaction(async (txRaw) => {
+        const tx = txRaw as unknown as Db
+        await this.checkFence(tx, e)
+        // A fire already taken commits nothing (its orphan events were committed by whoever took it).
+        if (!(await claimTimer(tx, m.timerId, m.token))) return 0
+        return (await appendEvents(tx, clock, orphanEvents)).length
       })
+      if (committed > 0) this.opts.outboxCommitted?.()
       this.opts.onEvent?.({ type: 'timer_dropped', kind: kindName, id: e.id, timerId: m.timerId })
       return undefined
     }
@@ -561,13 +607,12 @@ export class ActorHost implements ActorClient {
           // An orphan timer of a finished or missing actor: take it and drop the fire.
           if (err instanceof ActorDone || err instanceof ActorNotFound) {
             if (err instanceof ActorDone) this.dispose(e)
-            return drop(m)
+            return drop(m, e.kind.orphan?.(timer.event as EventObject))
           }
           throw err
         }
         begin()
-        this.within(e, () => e.actor!.send(timer.event as EventObject))
-        this.throwIfFailed(e)
+        this.deliver(e, timer.event as EventObject)
       }
       claim = m
     } else if (msg.type === 'stop') {
@@ -588,8 +633,7 @@ export class ActorHost implements ActorClient {
     } else {
       await this.hydrate(e)
       begin()
-      this.within(e, () => e.actor!.send(msg.event))
-      this.throwIfFailed(e)
+      this.deliver(e, msg.event)
     }
 
     const actor = e.actor!

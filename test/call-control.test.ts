@@ -64,6 +64,25 @@ describe('POST /v1/calls/{call_id} (updateCall)', () => {
     expect(again.body.code).toBe('call_not_active')
   }, 20_000)
 
+  test('a retried hangup (same Idempotency-Key) after the call ended replays the 202 and runs nothing twice', async () => {
+    const id = await simulate(c, { ring_seconds: 2, talk_seconds: 120 })
+    await eventOf(c, id, 'call.answered')
+    const headers = { 'idempotency-key': `hangup-${id}` }
+    const first = await t.call('POST', `/v1/calls/${id}`, { key: c.key, account: c.account, headers, body: { action: 'hangup' } })
+    expect(first.status).toBe(202)
+    await eventOf(c, id, 'call.end')
+    await eventOf(c, id, 'call.command_succeeded')
+    const again = await t.call('POST', `/v1/calls/${id}`, { key: c.key, account: c.account, headers, body: { action: 'hangup' } })
+    expect(again.status).toBe(202)
+    expect(again.headers.get('idempotent-replayed')).toBe('true')
+    expect(again.body).toEqual(first.body)
+    // without the key the call is over: 409
+    const fresh = await command(c, id, { action: 'hangup' })
+    expect(fresh.status).toBe(409)
+    await settle(300)
+    expect(typesOf(c, id).filter((x) => x === 'call.command_succeeded' || x === 'call.command_failed')).toEqual(['call.command_succeeded'])
+  })
+
   test('404 call_not_found for a call not in the account; 400 for an unknown action', async () => {
     const r = await command(c, 'call_nope', { action: 'hangup' })
     expect(r.status).toBe(404)

@@ -25,6 +25,16 @@ export interface MutationResult {
 }
 
 /** What the work of a mutation may know about its request. */
+export interface MutationOptions {
+  /**
+   * Checks that read state outside the transaction (another actor's state, say): run
+   * after the idempotency lookup, so that a replay answers what the first request
+   * got even when the state has moved on since; a refusal here is audited and
+   * remembered for the key like one from the work.
+   */
+  check?: () => Promise<void>
+}
+
 export interface MutationContext {
   requestId: string
 }
@@ -82,7 +92,7 @@ export function createMutator(deps: GatewayDeps) {
       createdAt: deps.clock.now(),
     })
 
-  async function mutate(f: RequestFacts, work: (tx: Db, ctx: MutationContext) => Promise<MutationResult>): Promise<Response> {
+  async function mutate(f: RequestFacts, work: (tx: Db, ctx: MutationContext) => Promise<MutationResult>, opts: MutationOptions = {}): Promise<Response> {
     const scope = idempotencyScope(f.principal)
     const key = f.idempotencyKey
     if (key !== undefined) {
@@ -91,6 +101,7 @@ export function createMutator(deps: GatewayDeps) {
       if (claim.kind === 'replay') return jsonResponse(claim.status, claim.body, f.requestId, { 'idempotent-replayed': 'true' })
     }
     try {
+      await opts.check?.()
       const response = await deps.db.transaction(async (tx) => {
         const result = await work(tx, { requestId: f.requestId })
         const status = result.status ?? 200

@@ -13,7 +13,7 @@ import type { GatewayDeps } from '../context'
 import type { RouteTable } from '../route-table'
 import { createAuthenticator, type AuthContext } from './auth'
 import type { ListContext } from './lists'
-import { createMutator, IDEMPOTENCY_KEY_MAX, type MutationContext, type MutationResult } from './mutation'
+import { createMutator, IDEMPOTENCY_KEY_MAX, type MutationContext, type MutationOptions, type MutationResult } from './mutation'
 import { createRateLimiter } from './rate-limit'
 import { jsonNestsDeeperThan, nulFields } from '../validation'
 
@@ -102,7 +102,7 @@ export function requestContext(deps: GatewayDeps, table: RouteTable) {
       log,
       /** The caller; present on every route that declares an auth rule. */
       auth: auth as AuthContext,
-      mutate(work: (tx: Db, ctx: MutationContext) => Promise<MutationResult>) {
+      mutate(work: (tx: Db, ctx: MutationContext) => Promise<MutationResult>, opts?: MutationOptions) {
         return mutator.mutate(
           {
             requestId,
@@ -116,6 +116,7 @@ export function requestContext(deps: GatewayDeps, table: RouteTable) {
             body: c.body,
           },
           work,
+          opts,
         )
       },
       /** Context for pagination: lists are owned by the account, or by platform and mode. */

@@ -2,17 +2,17 @@
  * Controlling an active call: POST /v1/calls/{call_id} (updateCall), recording
  * pause/resume, and listeners.
  *
- * Long work answers 202 and runs in the actor: the route checks that the call exists
+ * Commands answer 202 and run in the actor: the route checks that the call exists
  * in the account (404 call_not_found) and that the call actor's committed state
- * admits the command (409 call_not_active), answers 202 with the command id, then
- * sends the command to the call actor. The outcome is reported as an event:
+ * admits the command (409 call_not_active), then writes the command for the call
+ * actor in the transaction of the request's audit and idempotency records
+ * (actors/call-commands.ts), and answers 202 with the command id. The call actor
+ * runs it and reports the outcome with it, exactly once:
  *
  *   call.command_succeeded  {call_id, command, command_id[, consultation_call_id]}
- *   call.command_failed     {call_id, command, command_id, reason}
+ *   call.command_failed     {call_id, command, command_id, reason: call_not_active}
  *
- * where command is hangup | hold | resume | transfer | complete_transfer and reason
- * is call_not_active (the call ended or changed state before the command ran) or
- * internal_error.
+ * (the call ended or changed state before the command ran).
  *
  * Warm transfer: `transfer` with mode warm holds the call and places a consultation
  * call from the transferring user to the target (its id is in the 202 answer);
@@ -23,14 +23,12 @@
  */
 import { and, eq } from 'drizzle-orm'
 import { Elysia, t } from 'elysia'
-import type { CallMachineEvent } from '../../machines/call'
-import { CALL_KIND, type CallActorInput } from '../../actors/call-actor'
-import { ActorDone, ActorNotFound, type ActorClient, type StepResult } from '../../actors/runtime'
-import { planConsultation, type CallSimulator } from '../../actors/call-simulator'
+import { CALL_KIND } from '../../actors/call-actor'
+import { ActorDone, ActorNotFound, type ActorClient } from '../../actors/runtime'
+import { callState, COMMAND_MESSAGE, sendCallCommand, type CallCommandMessage } from '../../actors/call-commands'
 import { recordings, users } from '../../src/db/schema'
 import type { Db } from '../../src/db/client'
 import { ApiError, CallNotActive, conflict, ValidationError } from '../../src/errors'
-import { appendEvents } from '../../src/events/outbox'
 import { newId } from '../../src/ids'
 import { Id, ListOf } from '../../src/schemas/common'
 import * as S from '../../src/schemas/calls'
@@ -42,40 +40,8 @@ import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
 import type { requestContext } from '../plugins/request-context'
 
 const rule = accountLevel()
-type Command = 'hangup' | 'hold' | 'resume' | 'transfer' | 'complete_transfer'
-type Transfer = { to: string; mode: 'blind' | 'warm'; consultation_call_id?: string }
+type Transfer = NonNullable<CallCommandMessage['transfer']>
 type Account = { id: string; platformId: string; mode: 'test' | 'live' }
-
-/** What the route needs to know of the call actor's committed state. */
-interface CallState {
-  ended: boolean
-  /** answered by a person (not voicemail) and not ended. */
-  connected: boolean
-  held: boolean
-  recording: { on: boolean; paused: boolean }
-  answered_at: string | null
-  input: CallActorInput
-}
-
-function stateOf(row: { status: 'active' | 'done'; snapshot: unknown } | StepResult | undefined): CallState | undefined {
-  if (!row) return undefined
-  const snap = ('snapshot' in row ? row.snapshot : row) as { value?: unknown; context?: Record<string, unknown> }
-  const value = snap.value
-  const ctx = (snap.context ?? {}) as { recording?: { on: boolean; paused: boolean }; answered_at?: string | null; input: CallActorInput }
-  const answered = typeof value === 'object' && value !== null ? (value as Record<string, unknown>).answered : undefined
-  const connected = typeof answered === 'object' && answered !== null ? (answered as Record<string, unknown>).connected : undefined
-  const ended = row.status === 'done' || value === 'ended' || value === 'transferred'
-  return {
-    ended,
-    connected: !ended && connected !== undefined,
-    held: connected === 'held',
-    recording: ctx.recording ?? { on: false, paused: false },
-    answered_at: ctx.answered_at ?? null,
-    input: ctx.input,
-  }
-}
-
-const callerUser = (i: CallActorInput) => i.user_id ?? i.from_user_id ?? i.to_user_id ?? null
 
 export function callControlRoutes(deps: GatewayDeps, base: ReturnType<typeof requestContext>) {
   const client = (): ActorClient => {
@@ -87,69 +53,9 @@ export function callControlRoutes(deps: GatewayDeps, base: ReturnType<typeof req
   /** 404 when the call is not the account's; 409 call_not_active when no live actor runs it. */
   const liveCall = async (accountId: string, callId: string) => {
     const row = await getCall(deps.db, accountId, callId)
-    const state = stateOf(await client().inspect(CALL_KIND, row.id))
+    const state = callState(await client().inspect(CALL_KIND, row.id))
     if (!state || state.ended || row.status !== null) throw new CallNotActive(row.id, 'has ended')
     return { row, state }
-  }
-
-  const report = async (account: Account, type: 'call.command_succeeded' | 'call.command_failed', data: Record<string, unknown>) => {
-    await deps.db.transaction(async (tx) => {
-      await appendEvents(tx as unknown as Db, deps.clock, [{ platformId: account.platformId, accountId: account.id, mode: account.mode, type, data }])
-    })
-    deps.outboxCommitted()
-  }
-
-  /** Runs one command in the call actor and reports its outcome. Never rejects. */
-  const runCommand = async (account: Account, callId: string, command: Command, commandId: string, transfer: Transfer | undefined, sim: CallSimulator) => {
-    const base = { call_id: callId, command, command_id: commandId, ...(transfer?.consultation_call_id ? { consultation_call_id: transfer.consultation_call_id } : {}) }
-    try {
-      const at = deps.clock.now().toISOString()
-      const before = stateOf(await sim.client.inspect(CALL_KIND, callId))
-      if (!before || before.ended) throw new ActorDone(CALL_KIND, callId)
-      let event: CallMachineEvent
-      switch (command) {
-        case 'hangup':
-          event = { type: 'HANGUP', side: before.input.direction === 'inbound' ? 'callee' : 'caller', at }
-          break
-        case 'hold':
-          event = { type: 'HOLD', at }
-          break
-        case 'resume':
-          event = { type: 'RESUME', at }
-          break
-        case 'transfer':
-          event =
-            transfer!.mode === 'warm'
-              ? { type: 'HOLD', at }
-              : { type: 'BLIND_TRANSFER', to: transfer!.to, by: callerUser(before.input) ?? 'api', new_call_id: newId('call'), at }
-          break
-        case 'complete_transfer':
-          event = { type: 'COMPLETE_WARM_TRANSFER', to: before.input.to_user_id ?? before.input.to_number, by: callerUser(before.input) ?? 'api', at }
-          break
-      }
-      // Warm transfer on a call already held: nothing to send before the consultation call.
-      const warmOnHeld = command === 'transfer' && transfer!.mode === 'warm' && before.held
-      const after = warmOnHeld ? before : stateOf(await sim.client.send(CALL_KIND, callId, event))!
-      let ok =
-        command === 'hangup' || command === 'complete_transfer' || (command === 'transfer' && transfer!.mode === 'blind')
-          ? after.ended
-          : command === 'hold' || command === 'transfer'
-            ? after.connected && after.held
-            : after.connected && !after.held
-      if (ok && command === 'transfer' && transfer!.mode === 'warm') {
-        const consultation = planConsultation({ call_id: transfer!.consultation_call_id!, primary: before.input, to: transfer!.to, by: callerUser(before.input) ?? 'api' }, new Date(at))
-        await sim.client.spawn(CALL_KIND, consultation.input.call_id, consultation.input, consultation.opts)
-      }
-      if (!ok) {
-        await report(account, 'call.command_failed', { ...base, reason: 'call_not_active' })
-        return
-      }
-      await report(account, 'call.command_succeeded', base)
-    } catch (err) {
-      const reason = err instanceof ActorDone || err instanceof ActorNotFound ? 'call_not_active' : 'internal_error'
-      if (reason === 'internal_error') deps.log.warn({ err, callId, command }, 'call command failed')
-      await report(account, 'call.command_failed', { ...base, reason }).catch((e) => deps.log.warn({ err: e }, 'call command report failed'))
-    }
   }
 
   /** Sends a recording toggle to the call actor and records the pause interval (simulated ms from the answer). */
@@ -159,9 +65,9 @@ export function callControlRoutes(deps: GatewayDeps, base: ReturnType<typeof req
     if (pause && (!state.recording.on || state.recording.paused)) throw conflict(`Call ${callId} is not recording (or its recording is already paused).`, 'recording_not_active')
     if (!pause && !(state.recording.on && state.recording.paused)) throw conflict(`The recording of call ${callId} is not paused.`, 'recording_not_paused')
     const at = deps.clock.now()
-    let after: CallState
+    let after: NonNullable<ReturnType<typeof callState>>
     try {
-      after = stateOf(await client().send(CALL_KIND, callId, { type: pause ? 'RECORDING_PAUSE' : 'RECORDING_RESUME', at: at.toISOString() }))!
+      after = callState(await client().send(CALL_KIND, callId, { type: pause ? 'RECORDING_PAUSE' : 'RECORDING_RESUME', at: at.toISOString() }))!
     } catch (err) {
       if (err instanceof ActorDone || err instanceof ActorNotFound) throw new CallNotActive(callId, 'has ended')
       throw err
@@ -199,46 +105,54 @@ export function callControlRoutes(deps: GatewayDeps, base: ReturnType<typeof req
       '/v1/calls/:call_id',
       async ({ auth, params, body, mutate }) => {
         const account = auth.account! as Account
-        const sim = deps.callSimulator
-        const { row, state } = await liveCall(account.id, params.call_id)
         const command = body.action
-        if (command === 'hold' && !(state.connected && !state.held)) throw new CallNotActive(row.id, state.connected ? 'is already on hold' : 'is not answered')
-        if (command === 'resume' && !(state.connected && state.held)) throw new CallNotActive(row.id, 'is not on hold')
+        const callId = params.call_id
         let transfer: Transfer | undefined
-        if (body.action === 'transfer') {
-          if (!state.connected) throw new CallNotActive(row.id, 'is not answered')
-          if (state.input.consultation) throw conflict(`Call ${row.id} is the consultation call of a warm transfer: complete or hang up that transfer instead.`, 'call_transfer_not_allowed')
-          const to = body.to
-          if (!/^\+[1-9]\d{1,14}$/.test(to)) {
-            const [u] = await deps.db.select({ id: users.id }).from(users).where(and(eq(users.accountId, account.id), eq(users.id, to)))
-            if (!u) throw new ValidationError({ to: 'must be an E.164 number or a user of this account' })
+        // The state checks run after the idempotency lookup (a replay answers what the first request got).
+        const check = async () => {
+          const { row, state } = await liveCall(account.id, callId)
+          if (command === 'hold' && !(state.connected && !state.held)) throw new CallNotActive(row.id, state.connected ? 'is already on hold' : 'is not answered')
+          if (command === 'resume' && !(state.connected && state.held)) throw new CallNotActive(row.id, 'is not on hold')
+          if (body.action === 'transfer') {
+            if (!state.connected) throw new CallNotActive(row.id, 'is not answered')
+            if (state.input.consultation) throw conflict(`Call ${row.id} is the consultation call of a warm transfer: complete or hang up that transfer instead.`, 'call_transfer_not_allowed')
+            const to = body.to
+            if (!/^\+[1-9]\d{1,14}$/.test(to)) {
+              const [u] = await deps.db.select({ id: users.id }).from(users).where(and(eq(users.accountId, account.id), eq(users.id, to)))
+              if (!u) throw new ValidationError({ to: 'must be an E.164 number or a user of this account' })
+            }
+            const mode = body.mode ?? 'blind'
+            transfer = { to, mode, ...(mode === 'warm' ? { consultation_call_id: newId('call') } : { new_call_id: newId('call') }) }
           }
-          const mode = body.mode ?? 'blind'
-          transfer = { to, mode, ...(mode === 'warm' ? { consultation_call_id: newId('call') } : {}) }
-        }
-        if (command === 'complete_transfer') {
-          if (!state.input.consultation) throw conflict(`Call ${row.id} is not the consultation call of a warm transfer.`, 'call_transfer_not_allowed')
-          if (!state.connected) throw new CallNotActive(row.id, 'is not answered')
+          if (command === 'complete_transfer') {
+            if (!state.input.consultation) throw conflict(`Call ${row.id} is not the consultation call of a warm transfer.`, 'call_transfer_not_allowed')
+            if (!state.connected) throw new CallNotActive(row.id, 'is not answered')
+          }
         }
         const commandId = `cmd_${crypto.randomUUID().replace(/-/g, '')}`
-        let planned = false
-        const response = await mutate(async () => {
-          planned = true
+        // The command travels to the call actor durably, with the request's audit and idempotency records.
+        return mutate(async (tx) => {
+          await sendCallCommand(tx, deps.clock, callId, {
+            type: COMMAND_MESSAGE,
+            call_id: callId,
+            command,
+            command_id: commandId,
+            at: deps.clock.now().toISOString(),
+            owner: { platformId: account.platformId, accountId: account.id, mode: account.mode },
+            ...(transfer ? { transfer } : {}),
+          })
           return {
-            resource: row.id,
+            resource: callId,
             status: 202,
             body: {
               id: commandId,
               object: 'call_command' as const,
-              call_id: row.id,
+              call_id: callId,
               command,
               ...(transfer?.consultation_call_id ? { consultation_call_id: transfer.consultation_call_id } : {}),
             },
           }
-        })
-        // Committed (audit, idempotency): the command runs in the actor; a replayed request runs nothing.
-        if (planned && sim) void runCommand(account, row.id, command, commandId, transfer, sim)
-        return response
+        }, { check })
       },
       {
         params: callParams,
