@@ -5,32 +5,16 @@
  * seconds later (VOICE_CLOCK_SPEED=200). Before transcription completes the answer
  * is 200 with status processing; another account's voicemail is 404.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import { voicemails } from '../src/db/schema'
 import { newId } from '../src/ids'
 import { until } from './support/polling'
 import { startTestService } from './support/service'
-
-const created: { key: string; account: string }[] = []
-// Registered before the service's own afterAll (which stops it), so it runs first.
-afterAll(async () => {
-  for (const c of created) await t.call('DELETE', `/v1/accounts/${c.account}`, { key: c.key })
-})
+import { callSandboxes, type CallSandbox } from './support/call-sandbox'
 
 const t = await startTestService({ VOICE_CLOCK_SPEED: '200' })
-
-type Ctx = { key: string; account: string; user: string }
-
-async function sandbox(): Promise<Ctx> {
-  const a = await t.account()
-  const c = { key: a.key, account: a.id }
-  created.push(c)
-  const u = await t.call('POST', '/v1/users', { ...c, body: { email: 'vm-owner@example.com', name: 'Vm Owner' } })
-  expect(u.status).toBe(200)
-  const number = (await t.call('GET', '/v1/available-phone-numbers?quantity=1', c)).body.data[0].phone_number
-  expect((await t.call('POST', '/v1/phone-number-orders', { ...c, body: { phone_numbers: [number] } })).status).toBe(200)
-  return { ...c, user: u.body.id }
-}
+type Ctx = CallSandbox
+const { sandbox } = callSandboxes(t)
 
 let c: Ctx
 let other: Ctx
