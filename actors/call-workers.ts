@@ -12,8 +12,8 @@ import type { Db } from '../src/db/client'
 import type { Logger } from '../src/logger'
 import { simulatedRecordingWav } from '../media/simulated-audio'
 import { WAV_CONTENT_TYPE } from '../media/wav'
-import { createCallKind, CALL_KIND } from './call-actor'
-import { createSimKind, planConsultation, planFollowUps, planTransferLeg, SIM_KIND } from './call-simulator'
+import { createCallKind } from './call-actor'
+import { createSimKind, planConsultation, planFollowUps, planTransferLeg } from './call-simulator'
 import { ShardLeases } from './placement/leases'
 import { NatsActorClient } from './placement/nats-client'
 import { SUBJECT_PREFIX } from './placement/wire'
@@ -87,23 +87,15 @@ export async function placedCallWorkers(deps: CallWorkerDeps, o: PlacedOptions):
       else deps.log.info({ event: e, workerId }, 'shard lease')
     },
   })
-  const hosts = new Set<ActorHost>()
   const placement = new WorkerPlacement({
     nc,
     leases,
     prefix,
-    kinds: [CALL_KIND, SIM_KIND],
+    kinds: kinds.map((k) => k.kind),
     // The fence goes up before the shard is served: from then on a step of the previous owner rolls back.
     hostFor: async (shard) => {
       const epoch = await raiseShardFence(deps.db, shard)
-      const host = new ActorHost({ db: deps.db, clock: deps.clock, kinds, outboxCommitted: deps.outboxCommitted, onEvent: hostEvents(deps.log), fence: { shard, epoch }, pollTimers: false })
-      hosts.add(host)
-      const close = host.close.bind(host)
-      host.close = async () => {
-        hosts.delete(host)
-        await close()
-      }
-      return host
+      return new ActorHost({ db: deps.db, clock: deps.clock, kinds, outboxCommitted: deps.outboxCommitted, onEvent: hostEvents(deps.log), fence: { shard, epoch }, pollTimers: false })
     },
     timers: { db: deps.db, clock: deps.clock },
     onEvent: (e) => {
@@ -113,7 +105,7 @@ export async function placedCallWorkers(deps: CallWorkerDeps, o: PlacedOptions):
   await leases.start()
   return {
     client,
-    liveCount: () => [...hosts].reduce((n, h) => n + h.liveCount(), 0),
+    liveCount: () => placement.liveActors(),
     ready: () => placement.ready(),
     async stop() {
       await placement.stop()

@@ -10,19 +10,17 @@
  *  2. ONE transaction: upsert the snapshot (`getPersistedSnapshot()`), append the
  *     collected events to the outbox, write the timer rows (and claim the fire that
  *     caused the step, if any);
- *  3. only then the sender's promise resolves (the acknowledgement), and the
- *     `afterCommit` effects run.
+ *  3. only then the sender's promise resolves (the acknowledgement).
  * If anything throws (a machine action, a guard, the database), the in-memory actor
  * is discarded and re-created from its last persisted snapshot after a capped,
  * jittered exponential backoff, and the same message is retried; after
  * `maxAttempts` the sender gets an `ActorStepFailed`. An acknowledged message is
  * therefore always in the database; an unacknowledged one is the sender's to retry.
  *
- * Effects that must not be lost run inside that same transaction: `write` (a
- * projection or record change), `tell` and `spawnActor` (a message to, or the
- * creation of, another actor: a durable timer row due now, which the target's
- * owner fires and claims in the target's own step). `afterCommit` is only for what
- * may be lost (a wake-up, a notification).
+ * Every effect runs inside that same transaction: `write` (a projection or record
+ * change), `tell` and `spawnActor` (a message to, or the creation of, another
+ * actor: a durable timer row due now, which the target's owner fires and claims in
+ * the target's own step). Nothing happens after the commit but the outbox wake-up.
  *
  * Placement: `ActorClient` is what gateways use. Here it is the in-process
  * `ActorHost`; actors/placement routes `voice.<kind>.<shard>.<id>` over NATS to the
@@ -131,8 +129,6 @@ export interface Effects {
   tell(kind: string, id: string, event: EventObject & Record<string, unknown>): void
   /** Creates another actor durably after this step committed (nothing happens if the id is taken). */
   spawnActor(kind: string, id: string, input: unknown, opts?: SpawnOptions): void
-  /** Runs after the step committed (e.g. sending another actor a message). Errors are reported, not retried. */
-  afterCommit(fn: () => Promise<unknown> | unknown): void
 }
 
 export interface StepContext {
@@ -245,7 +241,6 @@ export type HostEvent =
   | { type: 'restart'; kind: string; id: string; attempt: number; delayMs: number; error: unknown }
   | { type: 'gave_up'; kind: string; id: string; attempts: number; error: unknown }
   | { type: 'timer_dropped'; kind: string; id: string; timerId: string }
-  | { type: 'after_commit_failed'; kind: string; id: string; error: unknown }
   | { type: 'timer_delivery_failed'; timerId: string; error: unknown }
 
 type Message =
@@ -281,7 +276,6 @@ interface Entry {
   /** The actor finished (final state or stopped): later messages are refused without a database read. */
   done: boolean
   collected: Collected[]
-  afterCommit: (() => unknown)[]
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -371,7 +365,7 @@ export class ActorHost implements ActorClient {
     const key = `${kindName}\u0000${id}`
     let entry = this.registry.get(key)
     if (!entry) {
-      entry = { kind, id, tail: Promise.resolve(), pending: 0, done: false, collected: [], afterCommit: [] }
+      entry = { kind, id, tail: Promise.resolve(), pending: 0, done: false, collected: [] }
       this.registry.set(key, entry)
     }
     const e = entry
@@ -423,7 +417,6 @@ export class ActorHost implements ActorClient {
     e.actor = undefined
     e.error = undefined
     e.collected = []
-    e.afterCommit = []
   }
 
   /** After a final state: the live actor goes; the entry leaves the registry once its mailbox is empty. */
@@ -453,7 +446,6 @@ export class ActorHost implements ActorClient {
       write: (fn) => push({ type: 'write', fn }),
       tell: (k, id, event) => push({ type: 'timer', kind: k, id, req: { name: `$tell:${crypto.randomUUID()}`, delayMs: 0, event } }),
       spawnActor: (k, id, input, opts) => push({ type: 'timer', kind: k, id, req: { name: SPAWN_EVENT, delayMs: 0, event: { type: SPAWN_EVENT, input, timers: opts?.timers ?? [] } } }),
-      afterCommit: (fn) => entry().afterCommit.push(fn),
     }
     this.kindEffects.set(kind, fx)
     return fx
@@ -551,7 +543,6 @@ export class ActorHost implements ActorClient {
     this.startActor(e, machine, { snapshot: row.snapshot })
     // Restoring does not re-run entry actions; nothing collected belongs to a step.
     e.collected = []
-    e.afterCommit = []
   }
 
   private shardOf(id: string): number {
@@ -564,10 +555,7 @@ export class ActorHost implements ActorClient {
     let claim: { timerId: string; token: string } | undefined
     let fresh = false
     let initialTimers: ScheduleRequest[] = []
-    const begin = () => {
-      e.collected = []
-      e.afterCommit = []
-    }
+    const begin = () => (e.collected = [])
     const spawnFresh = (input: unknown, timers: ScheduleRequest[] | undefined) => {
       fresh = true
       initialTimers = timers ?? []
@@ -641,7 +629,6 @@ export class ActorHost implements ActorClient {
     const persisted = actor.getPersistedSnapshot()
     const status: 'active' | 'done' = snap.status === 'done' ? 'done' : 'active'
     const collected = e.collected
-    const afterCommit = e.afterCommit
     begin()
     const now = clock.now()
     const dueAt = (req: ScheduleRequest) => (req.at !== undefined ? new Date(req.at) : new Date(now.getTime() + (req.delayMs ?? 0)))
@@ -700,11 +687,6 @@ export class ActorHost implements ActorClient {
     const result: StepResult = { kind: kindName, id: e.id, value: snap.value as StateValue, context: snap.context, status, events }
     if (status === 'done') this.dispose(e)
     if (events.length > 0) this.opts.outboxCommitted?.()
-    for (const fn of afterCommit) {
-      Promise.resolve()
-        .then(fn)
-        .catch((error) => this.opts.onEvent?.({ type: 'after_commit_failed', kind: kindName, id: e.id, error }))
-    }
     return result
   }
 

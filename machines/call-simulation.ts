@@ -2,8 +2,9 @@
 //
 // The plan is decided up front (by the caller) as a list of steps, each due at an
 // absolute ISO time. The machine schedules one step at a time as a durable timer
-// and, when it fires, hands the step to the named action `perform` (which sends
-// the call actor a message, emits events or writes records). No I/O, no clock.
+// and, when it fires, hands the step to the named action `perform` (the actor kind
+// turns it into events and record writes: a call's recording or voicemail
+// follow-ups). No I/O, no clock.
 import { assign, setup } from 'xstate'
 
 export interface SimStep {

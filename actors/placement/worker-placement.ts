@@ -92,6 +92,13 @@ export class WorkerPlacement {
     return this
   }
 
+  /** Live actors in the hosts of the shards served now (metrics, benchmarks). */
+  liveActors(): number {
+    let n = 0
+    for (const s of this.served.values()) n += s.host?.liveCount() ?? 0
+    return n
+  }
+
   servedShards(): number[] {
     return [...this.served.keys()].sort((a, b) => a - b)
   }

@@ -90,12 +90,6 @@ export async function cancelActorTimers(tx: Db, actorKind: string, actorId: stri
   await tx.delete(durableTimers).where(and(eq(durableTimers.actorKind, actorKind), eq(durableTimers.actorId, actorId)))
 }
 
-/** The timer row when this fire is still current (id and token match), else undefined. */
-export async function currentTimer(db: Db, id: string, token: string): Promise<TimerRow | undefined> {
-  const [row] = await db.select(columns).from(durableTimers).where(and(eq(durableTimers.id, id), eq(durableTimers.token, token)))
-  return row as TimerRow | undefined
-}
-
 /** Takes the fire inside the step's transaction: true when it was still current (the row is gone now). */
 export async function claimTimer(tx: Db, id: string, token: string): Promise<boolean> {
   const rows = await tx

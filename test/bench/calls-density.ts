@@ -61,7 +61,7 @@ const host = new ActorHost({
   kinds: [callKind.kind] as never,
   pollTimers: false,
   onEvent: (e) => {
-    if (e.type !== 'gave_up' && e.type !== 'after_commit_failed') return
+    if (e.type !== 'gave_up') return
     effectErrors++
     firstEffectError ??= e.error instanceof Error ? e.error.message : String(e.error)
   },

@@ -16,6 +16,7 @@
  * Times are performance.timeOrigin + performance.now(), like the receiver's.
  */
 import { writeFileSync } from 'node:fs'
+import { benchNow, newTally, postForId } from './lib/post-for-id'
 
 interface Options {
   baseUrl: string
@@ -30,13 +31,11 @@ interface Options {
 }
 
 const opts = JSON.parse(process.argv[2] ?? '{}') as Options
-const now = () => performance.timeOrigin + performance.now()
+const now = benchNow
 const url = `${opts.baseUrl}/v1/test_helpers/events`
 
 const commits: [string, number][] = []
-const statuses: Record<string, number> = {}
-let failed = 0
-let firstError: string | undefined
+const tally = newTally()
 let next = 0
 let stopped = false
 
@@ -55,31 +54,12 @@ async function worker() {
     }
     const account = opts.accounts[i % opts.accounts.length]!
     const type = opts.types[i % opts.types.length]!
-    try {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${opts.key}`, 'service-account': account, 'content-type': 'application/json' },
-        body: JSON.stringify({ event: type }),
-        signal: AbortSignal.timeout(30_000),
-      })
-      const text = await res.text()
-      const t = now()
-      statuses[res.status] = (statuses[res.status] ?? 0) + 1
-      if (res.status !== 200) {
-        failed++
-        firstError ??= `${res.status} ${text.slice(0, 300)}`
-        continue
-      }
-      commits.push([(JSON.parse(text) as { id: string }).id, t])
-    } catch (e) {
-      failed++
-      statuses.error = (statuses.error ?? 0) + 1
-      firstError ??= e instanceof Error ? e.message : String(e)
-    }
+    const r = await postForId(tally, url, opts.key, account, { event: type })
+    if (r) commits.push([r.id, r.at])
   }
 }
 
 await Promise.all(Array.from({ length: opts.concurrency }, worker))
 const endedAt = now()
-writeFileSync(opts.out, JSON.stringify({ commits, startedAt, endedAt, failed, statuses, firstError }))
-console.log(JSON.stringify({ committed: commits.length, failed, seconds: (endedAt - startedAt) / 1000 }))
+writeFileSync(opts.out, JSON.stringify({ commits, startedAt, endedAt, ...tally }))
+console.log(JSON.stringify({ committed: commits.length, failed: tally.failed, seconds: (endedAt - startedAt) / 1000 }))
