@@ -24,7 +24,7 @@ import { durationSeconds, type CallContext, type CallEndData, type CallMachineEv
 import { callSimulationMachine, type SimStep } from '../machines/call-simulation'
 import { CALL_KIND, type ActorSpawn, type CallActorInput, type CallOwner } from './call-actor'
 import { defineActorKind, type ActorClient, type Effects, type ScheduleRequest } from './runtime'
-import type { PauseInterval } from '../media/simulated-audio'
+import type { RecordingPause as PauseInterval } from '../src/db/schema'
 
 export const SIM_KIND = 'call_sim'
 

@@ -10,10 +10,8 @@ import { connect, type NatsConnection } from 'nats'
 import type { Clock } from '../src/clock'
 import type { Db } from '../src/db/client'
 import type { Logger } from '../src/logger'
-import { simulatedRecordingWav } from '../media/simulated-audio'
-import { WAV_CONTENT_TYPE } from '../media/wav'
 import { createCallKind } from './call-actor'
-import { createSimKind, planConsultation, planFollowUps, planTransferLeg } from './call-simulator'
+import { createSimKind, planConsultation, planFollowUps, planTransferLeg, type SimKindOptions } from './call-simulator'
 import { ShardLeases } from './placement/leases'
 import { NatsActorClient } from './placement/nats-client'
 import { SUBJECT_PREFIX } from './placement/wire'
@@ -24,7 +22,9 @@ export interface CallWorkerDeps {
   db: Db
   clock: Clock
   log: Logger
-  storage?: { put(key: string, bytes: Uint8Array, contentType: string): Promise<void> }
+  storage?: SimKindOptions['storage']
+  /** The simulated audio of recordings and voicemails (media/, supplied by the composition root). */
+  audio?: SimKindOptions['audio']
   /** Tells delivery that a step committed events. */
   outboxCommitted: () => void
 }
@@ -32,11 +32,7 @@ export interface CallWorkerDeps {
 /** The actor kinds a worker runs. */
 export function callActorKinds(deps: CallWorkerDeps): ActorKind[] {
   const call = createCallKind({ db: deps.db, clock: deps.clock, onSpawnCall: planTransferLeg, onWarmTransfer: planConsultation, onEnded: (end, c) => planFollowUps(end, c) })
-  const sim = createSimKind({
-    clock: deps.clock,
-    storage: deps.storage,
-    audio: (seed, durationMs, pauses) => ({ bytes: simulatedRecordingWav({ seed, durationMs, pauses }), contentType: WAV_CONTENT_TYPE }),
-  })
+  const sim = createSimKind({ clock: deps.clock, storage: deps.storage, audio: deps.audio })
   return [call.kind, sim.kind] as never
 }
 

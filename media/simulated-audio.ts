@@ -4,13 +4,11 @@
  * like a conversation, is the call's exact length, and is the same every time for the
  * same call. Paused stretches of a recording are digital silence, in the same file.
  */
+import type { RecordingPause } from '../src/db/schema'
 import { encodeWav, TELEPHONY_SAMPLE_RATE } from './wav'
 
 /** Milliseconds from the start of the recording; `to: null` = paused until the end. */
-export interface PauseInterval {
-  from: number
-  to: number | null
-}
+export type PauseInterval = RecordingPause
 
 export interface SimulatedAudioOptions {
   /** Usually the call id: same seed, same audio. */

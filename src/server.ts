@@ -23,6 +23,8 @@ import { createApp, type App } from '../gateway/app'
 import { MAX_BODY_BYTES } from '../gateway/plugins/request-context'
 import { createCallSimulator, type CallSimulator } from '../actors/call-simulator'
 import { embeddedCallWorkers, placedCallWorkers, type CallWorkers } from '../actors/call-workers'
+import { simulatedRecordingWav, type PauseInterval } from '../media/simulated-audio'
+import { WAV_CONTENT_TYPE } from '../media/wav'
 import { createStorage } from './storage/create-storage'
 import { loadDownloadSigningKey } from './services/download-urls'
 
@@ -95,7 +97,14 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
   // Call actors. Embedded: the worker role runs them all in this process. With NATS:
   // workers share them out by shard lease, and every gateway reaches them over NATS.
   let actors: CallWorkers | undefined
-  const actorDeps = { db: database.db, clock, log, storage, outboxCommitted: () => bus.publish(OUTBOX_WAKE, '') }
+  const actorDeps = {
+    db: database.db,
+    clock,
+    log,
+    storage,
+    audio: (seed: string, durationMs: number, pauses?: PauseInterval[]) => ({ bytes: simulatedRecordingWav({ seed, durationMs, pauses }), contentType: WAV_CONTENT_TYPE }),
+    outboxCommitted: () => bus.publish(OUTBOX_WAKE, ''),
+  }
   const worker = config.roles.includes('worker')
   if (config.natsUrl && (worker || config.roles.includes('gateway'))) {
     actors = await placedCallWorkers(actorDeps, {

@@ -34,6 +34,9 @@ export const calls = pgTable(
   (t) => [index('calls_account_page_idx').on(t.accountId, t.createdAt, t.id), index('calls_account_user_idx').on(t.accountId, t.userId)],
 )
 
+/** A paused stretch of a recording, in ms from its start (the answer); `to` null while still paused. */
+export type RecordingPause = { from: number; to: number | null }
+
 /** Recordings are audio files in storage; pause and resume leave a silent gap in the one file. */
 export const recordings = pgTable(
   'recordings',
@@ -45,7 +48,7 @@ export const recordings = pgTable(
     storageKey: text('storage_key'),
     durationSeconds: integer('duration_seconds'),
     /** Simulated-time intervals during which recording was paused: [{from, to}] in ms from the start. */
-    pauses: jsonb('pauses').$type<{ from: number; to: number | null }[]>().notNull().default([]),
+    pauses: jsonb('pauses').$type<RecordingPause[]>().notNull().default([]),
     transcript: jsonb('transcript'),
     summary: text('summary'),
     sentiment: jsonb('sentiment'),
