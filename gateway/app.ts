@@ -11,18 +11,18 @@ import { requestContext } from './plugins/request-context'
 import { RouteTable } from './route-table'
 import { accountRoutes } from './routes/accounts'
 import { auditLogRoutes } from './routes/audit-logs'
-import { callControlRoutes } from './routes/call-control'
-import { callRoutes, downloadRoutes } from './routes/calls'
-import { clickToCallRoutes } from './routes/click-to-call'
+import { callRoutes } from './routes/calls'
+import { downloadRoutes } from './routes/downloads'
 import { eventRoutes } from './routes/events'
 import { extensionRoutes } from './routes/extensions'
 import { locationRoutes } from './routes/locations'
-import { meRoutes } from './routes/me'
 import { operatorRoutes } from './routes/operator'
 import { phoneNumberRoutes } from './routes/phone-numbers'
 import { sessionRoutes } from './routes/sessions'
 import { userRoutes } from './routes/users'
 import { testHelperRoutes } from './routes/test-helpers'
+import { userProfileRoutes } from './routes/user-profile'
+import { voicemailRoutes } from './routes/voicemails'
 import { webhookEndpointRoutes } from './routes/webhook-endpoints'
 
 export function createApp(deps: GatewayDeps) {
@@ -38,14 +38,13 @@ export function createApp(deps: GatewayDeps) {
     .use(extensionRoutes(deps, base))
     .use(locationRoutes(deps, base))
     .use(phoneNumberRoutes(deps, base))
-    .use(meRoutes(deps, base))
+    .use(userProfileRoutes(deps, base))
     .use(auditLogRoutes(deps, base))
     .use(webhookEndpointRoutes(deps, base))
     .use(eventRoutes(deps, base))
     .use(testHelperRoutes(deps, base))
     .use(callRoutes(deps, base))
-    .use(callControlRoutes(deps, base))
-    .use(clickToCallRoutes(deps, base))
+    .use(voicemailRoutes(deps, base))
     .use(downloadRoutes(deps))
 
   let openapi: string | undefined

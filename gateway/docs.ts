@@ -4,18 +4,22 @@
  * drives authentication (route table) and the OpenAPI document.
  */
 import type { TSchema } from '@sinclair/typebox'
-import type { Capability } from '../src/services/principal'
+import type { StableCode } from '../src/errors'
+import type { Capability } from '../src/services/platform/principal'
 import type { AuthRule } from './plugins/auth'
 
 export interface OpDoc {
   summary: string
   tag: string
   auth: AuthRule
+  /** The success body, as it is. */
   response?: TSchema
+  /** A paginated list (Conventions 6): the item schema; the document wraps it in the list envelope. */
+  list?: TSchema
   /** HTTP status of success when not 200. */
   status?: number
   /** Extra error statuses with the stable codes they carry (400/401/403/429/500 are implied). */
-  errors?: Record<number, string[]>
+  errors?: Record<number, StableCode[]>
   description?: string
 }
 
@@ -28,6 +32,7 @@ export function op(operationId: string, d: OpDoc) {
     'x-auth': d.auth,
     'x-success-status': d.status ?? 200,
     'x-success-schema': d.response,
+    'x-success-list': d.list,
     'x-errors': d.errors ?? {},
   } as Record<string, unknown> & { operationId: string }
 }

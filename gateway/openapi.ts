@@ -5,7 +5,7 @@
  */
 import type { AnyElysia } from 'elysia'
 import { toOpenAPISchema } from '@elysiajs/openapi'
-import { ErrorBody } from '../src/schemas/common'
+import { ErrorBody, ListOf } from '../src/schemas/common'
 import { STABLE_CODES } from '../src/errors'
 import type { AuthRule } from './plugins/auth'
 
@@ -26,11 +26,13 @@ const statusText: Record<number, string> = {
   502: 'Upstream provider error; transient',
 }
 
+/** An error response: the Error body, with `code` narrowed to the stable codes this operation answers with this status. */
 function errorResponse(status: number, codes: string[]) {
   const list = [...new Set(codes)]
+  const schema = list.length ? { allOf: [ERROR_REF, { type: 'object', properties: { code: { type: 'string', enum: list } } }] } : ERROR_REF
   return {
     description: `${statusText[status] ?? 'Error'}${list.length ? `. Codes: ${list.join(', ')}` : ''}`,
-    content: { 'application/json': { schema: ERROR_REF } },
+    content: { 'application/json': { schema } },
     ...(status === 429 ? { headers: { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer' } } } } : {}),
   }
 }
@@ -76,10 +78,12 @@ export function buildOpenApi(app: AnyElysia, baseUrl: string) {
     for (const [method, operation] of Object.entries(item)) {
       const rule: AuthRule | undefined = operation['x-auth']
       const success = operation['x-success-schema']
+      const listItem = operation['x-success-list']
       const successStatus = String(operation['x-success-status'] ?? 200)
       const extra: Record<string, string[]> = operation['x-errors'] ?? {}
       delete operation['x-auth']
       delete operation['x-success-schema']
+      delete operation['x-success-list']
       delete operation['x-success-status']
       delete operation['x-errors']
       if (!rule) continue
@@ -122,22 +126,8 @@ export function buildOpenApi(app: AnyElysia, baseUrl: string) {
         if (schema) operation.requestBody.content = { 'application/json': { schema } }
       }
       const responses: Record<string, unknown> = {}
-      const isList = operation.operationId?.startsWith('list')
-      const successSchema = success
-        ? isList
-          ? {
-              type: 'object',
-              required: ['object', 'url', 'next_page_url', 'previous_page_url', 'data'],
-              properties: {
-                object: { const: 'list', type: 'string' },
-                url: { type: 'string' },
-                next_page_url: { type: ['string', 'null'] },
-                previous_page_url: { type: ['string', 'null'] },
-                data: { type: 'array', items: plain(success) },
-              },
-            }
-          : plain(success)
-        : undefined
+      const isList = listItem !== undefined
+      const successSchema = isList ? plain(ListOf(listItem)) : success ? plain(success) : undefined
       responses[successStatus] = {
         description: successStatus === '202' ? 'Accepted' : 'Success',
         ...(successSchema ? { content: { 'application/json': { schema: successSchema } } } : {}),
@@ -175,7 +165,10 @@ export function buildOpenApi(app: AnyElysia, baseUrl: string) {
     },
     servers: [{ url: baseUrl }],
     security: [{ bearerAuth: [] }],
-    tags: [...new Set(Object.values(paths).flatMap((item) => Object.values(item).flatMap((o: any) => o.tags ?? [])))].map((name) => ({ name, description: `${name} operations` })),
+    tags: [...new Set(Object.values(paths).flatMap((item) => Object.values(item).flatMap((o: any) => o.tags ?? [])))].map((name) => ({
+      name,
+      description: `${name} operations`,
+    })),
     paths,
     components: {
       schemas: { ...(generated.components?.schemas ?? {}), Error: plain(ErrorBody) },

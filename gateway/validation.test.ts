@@ -8,7 +8,7 @@ import fc from 'fast-check'
 import { Value } from '@sinclair/typebox/value'
 import { t } from 'elysia'
 import { AccountConfigInput, AddressInput } from '../src/schemas/accounts'
-import { CreateUserRequest } from '../src/schemas/users'
+import { CreateUserRequest } from '../src/schemas/accounts'
 import { Body, Id } from '../src/schemas/common'
 import { listQuery } from './plugins/lists'
 import { explain, jsonNestsDeeperThan, nulFields } from './validation'
@@ -39,7 +39,10 @@ describe('explain: field paths and reasons', () => {
   })
 
   test('enums list their values; nullable fields say so', () => {
-    const schema = Body({ status: t.Optional(t.Union([t.Literal('active'), t.Literal('inactive')])), name: t.Optional(t.Union([t.String({ maxLength: 3 }), t.Null()])) })
+    const schema = Body({
+      status: t.Optional(t.Union([t.Literal('active'), t.Literal('inactive')])),
+      name: t.Optional(t.Union([t.String({ maxLength: 3 }), t.Null()])),
+    })
     const d = explain(schema, { status: 'paused', name: 'long name' })
     expect(d.status).toBe('must be one of "active", "inactive"')
     expect(d.name).toBe('must be at most 3 characters (or null)')
@@ -53,7 +56,11 @@ describe('explain: field paths and reasons', () => {
 
   test('integers: ranges and non-integers', () => {
     const schema = Body({ rate: t.Integer({ minimum: 0, maximum: 10 }), floor: t.Integer({ minimum: 5 }), ceiling: t.Integer({ maximum: 5 }) })
-    expect(explain(schema, { rate: 11, floor: 4, ceiling: 6 })).toEqual({ rate: 'must be an integer from 0 to 10', floor: 'must be at least 5', ceiling: 'must be at most 5' })
+    expect(explain(schema, { rate: 11, floor: 4, ceiling: 6 })).toEqual({
+      rate: 'must be an integer from 0 to 10',
+      floor: 'must be at least 5',
+      ceiling: 'must be at most 5',
+    })
     expect(explain(schema, { rate: 1.5, floor: 5, ceiling: 5 })).toEqual({ rate: 'must be an integer' })
   })
 
@@ -66,8 +73,8 @@ describe('explain: field paths and reasons', () => {
     const d = explain(CreateUserRequest, value)
     expect(Object.hasOwn(d, '__proto__')).toBe(true)
     expect(Object.keys(d).sort()).toEqual(['__proto__', 'constructor', 'toString'])
-    expect(d['constructor'] as unknown).toBe('is not a known field')
-    expect(d['toString'] as unknown).toBe('is not a known field')
+    expect(d.constructor as unknown).toBe('is not a known field')
+    expect(d.toString as unknown).toBe('is not a known field')
   })
 
   test('query values arrive as text: numbers are read as numbers and range-checked by name', () => {
@@ -88,14 +95,21 @@ describe('explain: field paths and reasons', () => {
 
   test('property: a value that fails the schema always gets at least one reason; one that passes gets none', () => {
     fc.assert(
-      fc.property(fc.jsonValue({ maxDepth: 3 }), fc.record({ email: fc.oneof(fc.constant('a@b.co'), fc.jsonValue({ maxDepth: 1 })), name: fc.option(fc.jsonValue({ maxDepth: 1 }), { nil: undefined }) }, { requiredKeys: [] }), (any, shaped) => {
-        for (const v of [any, shaped]) {
-          const d = explain(CreateUserRequest, v)
-          if (Value.Check(CreateUserRequest, v)) expect(d).toEqual({})
-          else expect(Object.keys(d).length).toBeGreaterThan(0)
-          for (const reason of Object.values(d)) expect(typeof reason).toBe('string')
-        }
-      }),
+      fc.property(
+        fc.jsonValue({ maxDepth: 3 }),
+        fc.record(
+          { email: fc.oneof(fc.constant('a@b.co'), fc.jsonValue({ maxDepth: 1 })), name: fc.option(fc.jsonValue({ maxDepth: 1 }), { nil: undefined }) },
+          { requiredKeys: [] },
+        ),
+        (any, shaped) => {
+          for (const v of [any, shaped]) {
+            const d = explain(CreateUserRequest, v)
+            if (Value.Check(CreateUserRequest, v)) expect(d).toEqual({})
+            else expect(Object.keys(d).length).toBeGreaterThan(0)
+            for (const reason of Object.values(d)) expect(typeof reason).toBe('string')
+          }
+        },
+      ),
       { numRuns: 300 },
     )
   })
@@ -113,7 +127,8 @@ describe('nulFields: text PostgreSQL cannot store', () => {
   })
 
   test('clean input, numbers, null, binary data and undefined have nothing to report', () => {
-    for (const v of [undefined, null, 5, 'text', { a: ['b', { c: 'd' }] }, new Uint8Array([0, 0]), new ArrayBuffer(4), new Blob(['\u0000'])]) expect(nulFields(v)).toEqual({})
+    for (const v of [undefined, null, 5, 'text', { a: ['b', { c: 'd' }] }, new Uint8Array([0, 0]), new ArrayBuffer(4), new Blob(['\u0000'])])
+      expect(nulFields(v)).toEqual({})
   })
 
   test('deep nesting is cut off rather than walked (validation refuses it anyway), and never overflows', () => {

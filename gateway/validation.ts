@@ -9,8 +9,7 @@ import type { FieldDetails } from '../src/errors'
 
 type S = TSchema & Record<string, any>
 
-const join = (prefix: string, key: string | number) =>
-  typeof key === 'number' ? `${prefix}[${key}]` : prefix === '' ? key : `${prefix}.${key}`
+const join = (prefix: string, key: string | number) => (typeof key === 'number' ? `${prefix}[${key}]` : prefix === '' ? key : `${prefix}.${key}`)
 
 const typeName = (v: unknown) => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v)
 
@@ -39,7 +38,8 @@ function reason(schema: S, v: unknown): string {
   switch (schema.type) {
     case 'string':
       if (typeof v !== 'string') return `must be a string, not ${typeName(v)}`
-      if (schema.minLength !== undefined && v.length < schema.minLength) return schema.minLength === 1 ? 'must not be empty' : `must be at least ${schema.minLength} characters`
+      if (schema.minLength !== undefined && v.length < schema.minLength)
+        return schema.minLength === 1 ? 'must not be empty' : `must be at least ${schema.minLength} characters`
       if (schema.maxLength !== undefined && v.length > schema.maxLength) return `must be at most ${schema.maxLength} characters`
       if (schema.format) return `must be a valid ${schema.format}`
       return schema.description ? `has an invalid format (${schema.description})` : 'has an invalid format'
@@ -110,7 +110,7 @@ function walk(schema: S, value: unknown, path: string, out: FieldDetails, query:
       out[path] = `must have at most ${schema.maxItems} items`
       return
     }
-    items.forEach((item, i) => walk(schema.items, item, join(path, i), out, query))
+    for (const [i, item] of items.entries()) walk(schema.items, item, join(path, i), out, query)
     if (Object.keys(out).length === 0) out[path] = reason(schema, value)
     return
   }
@@ -139,9 +139,8 @@ export function nulFields(value: unknown, root = '', maxDepth = 16): FieldDetail
     if (typeof v === 'string') {
       if (v.includes(NUL)) out[path || 'body'] = 'must not contain NUL characters'
     } else if (depth >= maxDepth) {
-      continue
     } else if (Array.isArray(v)) {
-      v.forEach((item, i) => stack.push([item, join(path, i), depth + 1]))
+      for (const [i, item] of v.entries()) stack.push([item, join(path, i), depth + 1])
     } else if (v !== null && typeof v === 'object' && !(v instanceof Blob) && !(v instanceof ArrayBuffer) && !ArrayBuffer.isView(v)) {
       // Files and buffers are not text.
       for (const [key, item] of Object.entries(v)) {
@@ -160,7 +159,8 @@ export function jsonNestsDeeperThan(text: string, max: number): boolean {
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i)
     if (inString) {
-      if (ch === 92) i++ // backslash: skip the escaped character
+      if (ch === 92)
+        i++ // backslash: skip the escaped character
       else if (ch === 34) inString = false
     } else if (ch === 34) inString = true
     else if (ch === 123 || ch === 91) {

@@ -19,7 +19,11 @@ const step = (at: string, type: string): SimStep => ({ at, action: { type } })
 
 describe('call_sim.v1', () => {
   test('schedules one step at a time at its absolute time, performs them in order, then is done', () => {
-    const { actor, performed, scheduled } = run([step('2026-01-01T00:00:00.000Z', 'a'), step('2026-01-01T00:00:05.000Z', 'b'), step('2026-01-01T00:00:05.000Z', 'c')])
+    const { actor, performed, scheduled } = run([
+      step('2026-01-01T00:00:00.000Z', 'a'),
+      step('2026-01-01T00:00:05.000Z', 'b'),
+      step('2026-01-01T00:00:05.000Z', 'c'),
+    ])
     expect(scheduled).toEqual([{ at: '2026-01-01T00:00:00.000Z', index: 0 }])
     actor.send({ type: 'STEP', index: 0 })
     expect(performed).toEqual(['a'])

@@ -5,55 +5,56 @@
 // the caller with `.provide(...)`:
 //   - `emit`      receives `{ type: 'call.*', data }` with exactly the spec's fields
 //   - `spawnCall` receives the request to start the new call of a blind transfer
+//   - `placeConsultation` receives the request to place a warm transfer's consultation call
 // Durable delays (ring timeout) arrive as `TIMER` events from the durable
 // scheduler; `after` timers are not used.
-import { assign, setup } from 'xstate';
+import { assign, setup, type SnapshotFrom } from 'xstate'
 
 // ---------------------------------------------------------------- input
 
-export type CallDirection = 'inbound' | 'outbound' | 'internal';
-export type CallStatus = 'completed' | 'no-answer' | 'busy' | 'failed' | 'voicemail';
-export const CALL_STATUSES: readonly CallStatus[] = ['completed', 'no-answer', 'busy', 'failed', 'voicemail'];
+export type CallDirection = 'inbound' | 'outbound' | 'internal'
+export type CallStatus = 'completed' | 'no-answer' | 'busy' | 'failed' | 'voicemail'
+export const CALL_STATUSES: readonly CallStatus[] = ['completed', 'no-answer', 'busy', 'failed', 'voicemail']
 
 export interface EmergencyInfo {
-  device_id: string | null;
-  extension: string | null;
-  location_id: string | null;
-  location_name: string | null;
-  location_address: string | null;
-  e911_provisioned: boolean;
+  device_id: string | null
+  extension: string | null
+  location_id: string | null
+  location_name: string | null
+  location_address: string | null
+  e911_provisioned: boolean
 }
 
 export interface CallInput {
-  call_id: string;
+  call_id: string
   /** outbound and internal start as initiated (placed by a user); inbound as incoming. */
-  direction: CallDirection;
-  from_number: string;
-  from_name?: string | null;
-  to_number: string;
+  direction: CallDirection
+  from_number: string
+  from_name?: string | null
+  to_number: string
   /** ISO 8601: when the call was placed / arrived. */
-  started_at: string;
+  started_at: string
   /**
    * outbound/internal: the initiating user (never rung: rule 1).
    * inbound: the single user the number targets directly, else null.
    */
-  user_id?: string | null;
+  user_id?: string | null
   /** omitted when that side is not a user of the account (rule 5). */
-  from_user_id?: string;
-  to_user_id?: string;
+  from_user_id?: string
+  to_user_id?: string
   /** this call is the consultation leg of a warm transfer; related_call is the primary call. */
-  consultation?: { related_call: string | null };
+  consultation?: { related_call: string | null }
   /** this call was placed by a blind transfer (no call.emergency: rule 7). */
-  placed_by_transfer?: { related_call: string | null };
+  placed_by_transfer?: { related_call: string | null }
   /** set when this is emergency dialing (emergency number or carrier test number such as 933). */
-  emergency?: EmergencyInfo;
+  emergency?: EmergencyInfo
   /** start recording when the call is answered by a user. */
-  record?: boolean;
+  record?: boolean
 }
 
 // ---------------------------------------------------------------- input events
 
-type At = { at: string };
+type At = { at: string }
 export type CallMachineEvent =
   /** a user's devices (or, without user_id, the remote side) start ringing. */
   | ({ type: 'RING'; user_id?: string | null } & At)
@@ -76,78 +77,80 @@ export type CallMachineEvent =
   | ({ type: 'HANGUP'; side: 'caller' | 'callee' } & At)
   /** blind transfer of this call; new_call_id is the id of the new, separate call. */
   | ({ type: 'BLIND_TRANSFER'; to: string; by: string; new_call_id: string } & At)
+  /** warm transfer: hold this call and place a consultation call (consultation_call_id) from `by` to `to`. */
+  | ({ type: 'WARM_TRANSFER'; to: string; by: string; consultation_call_id: string } & At)
   /** complete a warm transfer: only on a consultation call. */
-  | ({ type: 'COMPLETE_WARM_TRANSFER'; to: string; by: string } & At);
+  | ({ type: 'COMPLETE_WARM_TRANSFER'; to: string; by: string } & At)
 
 // ---------------------------------------------------------------- emitted events
 
 export interface CallInitiatedData {
-  call_id: string;
-  direction: CallDirection;
-  from_number: string;
-  to_number: string;
-  user_id: string | null;
-  from_user_id?: string;
-  started_at: string;
+  call_id: string
+  direction: CallDirection
+  from_number: string
+  to_number: string
+  user_id: string | null
+  from_user_id?: string
+  started_at: string
 }
 export interface CallIncomingData {
-  call_id: string;
-  direction: CallDirection;
-  from_number: string;
-  from_name: string | null;
-  to_number: string;
-  user_id: string | null;
-  from_user_id?: string;
-  to_user_id?: string;
-  started_at: string;
+  call_id: string
+  direction: CallDirection
+  from_number: string
+  from_name: string | null
+  to_number: string
+  user_id: string | null
+  from_user_id?: string
+  to_user_id?: string
+  started_at: string
 }
 export interface CallRingingData {
-  call_id: string;
-  user_id: string;
-  direction: CallDirection;
-  from_number: string;
-  from_name: string | null;
-  to_number: string;
-  ringing_at: string;
+  call_id: string
+  user_id: string
+  direction: CallDirection
+  from_number: string
+  from_name: string | null
+  to_number: string
+  ringing_at: string
 }
 export interface CallAnsweredData {
-  call_id: string;
-  direction: CallDirection;
-  from_number: string;
-  from_name: string | null;
-  to_number: string;
-  user_id?: string;
-  to_user_id?: string;
-  started_at: string;
-  answered_at: string | null;
-  connected_at: string | null;
+  call_id: string
+  direction: CallDirection
+  from_number: string
+  from_name: string | null
+  to_number: string
+  user_id?: string
+  to_user_id?: string
+  started_at: string
+  answered_at: string | null
+  connected_at: string | null
 }
 export interface CallEndData extends CallAnsweredData {
-  ended_at: string;
-  duration_seconds: number;
-  status: CallStatus;
+  ended_at: string
+  duration_seconds: number
+  status: CallStatus
 }
 export interface CallTransferData {
-  call_id: string;
-  direction: CallDirection;
-  from_number: string;
-  to_number: string;
-  transferred_to: string;
-  transferred_by: string;
-  related_call: string | null;
-  transferred_at: string;
+  call_id: string
+  direction: CallDirection
+  from_number: string
+  to_number: string
+  transferred_to: string
+  transferred_by: string
+  related_call: string | null
+  transferred_at: string
 }
 export interface CallEmergencyData {
-  call_id: string;
-  to_number: string;
-  user_id: string | null;
-  device_id: string | null;
-  extension: string | null;
-  location_id?: string | null;
-  location_name?: string | null;
-  location_address: string | null;
-  e911_provisioned: boolean;
-  placed_at: string;
+  call_id: string
+  to_number: string
+  user_id: string | null
+  device_id: string | null
+  extension: string | null
+  location_id?: string | null
+  location_name?: string | null
+  location_address: string | null
+  e911_provisioned: boolean
+  placed_at: string
 }
 
 export type CallEmitted =
@@ -157,66 +160,75 @@ export type CallEmitted =
   | { type: 'call.answered'; data: CallAnsweredData }
   | { type: 'call.end'; data: CallEndData }
   | { type: 'call.transfer'; data: CallTransferData }
-  | { type: 'call.emergency'; data: CallEmergencyData };
+  | { type: 'call.emergency'; data: CallEmergencyData }
+
+/** The consultation call of a warm transfer, placed while this (the primary) call is held. */
+export interface ConsultationRequest {
+  call_id: string
+  /** the held primary call. */
+  related_call: string
+  to: string
+  by: string
+  at: string
+}
 
 export interface SpawnCallRequest {
   /** id for the new call (chosen by the caller of BLIND_TRANSFER). */
-  call_id: string;
-  related_call: string;
-  transferred_to: string;
-  transferred_by: string;
-  from_number: string;
-  from_name: string | null;
-  at: string;
+  call_id: string
+  related_call: string
+  transferred_to: string
+  transferred_by: string
+  from_number: string
+  from_name: string | null
+  at: string
 }
 
 // ---------------------------------------------------------------- context
 
 export interface CallContext {
-  input: CallInput;
-  from_name: string | null;
+  input: CallInput
+  from_name: string | null
   /** users whose devices rang (call.ringing emitted once each), in order. */
-  rung_users: string[];
-  ringing_at: string | null;
-  answered_at: string | null;
-  connected_at: string | null;
+  rung_users: string[]
+  ringing_at: string | null
+  answered_at: string | null
+  connected_at: string | null
   /** the user who took the call, null when nobody (remote party, voicemail or unanswered). */
-  answered_by: string | null;
-  message_stored: boolean;
-  recording: { on: boolean; paused: boolean };
-  ended_at: string | null;
-  status: CallStatus | null;
-  duration_seconds: number | null;
+  answered_by: string | null
+  message_stored: boolean
+  recording: { on: boolean; paused: boolean }
+  ended_at: string | null
+  status: CallStatus | null
+  duration_seconds: number | null
 }
 
 // ---------------------------------------------------------------- pure helpers
 
-const validAt = (at: unknown): at is string => typeof at === 'string' && !Number.isNaN(Date.parse(at));
+const validAt = (at: unknown): at is string => typeof at === 'string' && !Number.isNaN(Date.parse(at))
 
 export function durationSeconds(from: string, to: string): number {
-  return Math.max(0, Math.floor((Date.parse(to) - Date.parse(from)) / 1000));
+  return Math.max(0, Math.floor((Date.parse(to) - Date.parse(from)) / 1000))
 }
 
 /** Rule 4 (applied to call.answered and call.end). */
 export function reportedUserId(c: CallContext): string | undefined {
-  if (c.input.direction === 'outbound') return c.input.user_id ?? undefined;
-  if (c.answered_by) return c.answered_by;
-  if (c.rung_users.length === 1) return c.rung_users[0];
-  if (c.rung_users.length === 0 && c.input.direction === 'inbound' && c.input.user_id) return c.input.user_id;
-  return undefined;
+  if (c.input.direction === 'outbound') return c.input.user_id ?? undefined
+  if (c.answered_by) return c.answered_by
+  if (c.rung_users.length === 1) return c.rung_users[0]
+  if (c.rung_users.length === 0 && c.input.direction === 'inbound' && c.input.user_id) return c.input.user_id
+  return undefined
 }
 
-const initiatingUser = (c: CallContext): string | null =>
-  c.input.direction === 'inbound' ? null : (c.input.user_id ?? c.input.from_user_id ?? null);
+const initiatingUser = (c: CallContext): string | null => (c.input.direction === 'inbound' ? null : (c.input.user_id ?? c.input.from_user_id ?? null))
 
 function withOptional<T extends object>(base: T, extra: Record<string, string | null | undefined>): T {
-  const out: Record<string, unknown> = { ...(base as Record<string, unknown>) };
-  for (const [k, v] of Object.entries(extra)) if (v !== undefined && v !== null) out[k] = v;
-  return out as T;
+  const out: Record<string, unknown> = { ...(base as Record<string, unknown>) }
+  for (const [k, v] of Object.entries(extra)) if (v !== undefined && v !== null) out[k] = v
+  return out as T
 }
 
 export function answeredData(c: CallContext): CallAnsweredData {
-  const i = c.input;
+  const i = c.input
   return withOptional(
     {
       call_id: i.call_id,
@@ -229,11 +241,11 @@ export function answeredData(c: CallContext): CallAnsweredData {
       connected_at: c.connected_at,
     } as CallAnsweredData,
     { user_id: reportedUserId(c), to_user_id: c.answered_by ?? i.to_user_id },
-  );
+  )
 }
 
 function startEvent(c: CallContext): CallEmitted {
-  const i = c.input;
+  const i = c.input
   if (i.direction === 'inbound') {
     return {
       type: 'call.incoming',
@@ -249,7 +261,7 @@ function startEvent(c: CallContext): CallEmitted {
         } as CallIncomingData,
         { from_user_id: i.from_user_id, to_user_id: i.to_user_id },
       ),
-    };
+    }
   }
   return {
     type: 'call.initiated',
@@ -264,12 +276,12 @@ function startEvent(c: CallContext): CallEmitted {
       } as CallInitiatedData,
       { from_user_id: i.from_user_id },
     ),
-  };
+  }
 }
 
 function emergencyEvent(c: CallContext): CallEmitted {
-  const i = c.input;
-  const e = i.emergency!;
+  const i = c.input
+  const e = i.emergency!
   const data: CallEmergencyData = {
     call_id: i.call_id,
     to_number: i.to_number,
@@ -279,17 +291,17 @@ function emergencyEvent(c: CallContext): CallEmitted {
     location_address: e.location_address,
     e911_provisioned: e.e911_provisioned,
     placed_at: i.started_at,
-  };
+  }
   // rule 7: location_id and location_name are omitted when not provisioned
   if (e.e911_provisioned) {
-    data.location_id = e.location_id;
-    data.location_name = e.location_name;
+    data.location_id = e.location_id
+    data.location_name = e.location_name
   }
-  return { type: 'call.emergency', data };
+  return { type: 'call.emergency', data }
 }
 
 function transferData(c: CallContext, to: string, by: string, related: string | null, at: string): CallTransferData {
-  const i = c.input;
+  const i = c.input
   return {
     call_id: i.call_id,
     direction: i.direction,
@@ -299,7 +311,7 @@ function transferData(c: CallContext, to: string, by: string, related: string | 
     transferred_by: by,
     related_call: related,
     transferred_at: at,
-  };
+  }
 }
 
 const endWith = (c: CallContext, status: CallStatus, at: string): Partial<CallContext> => ({
@@ -307,11 +319,11 @@ const endWith = (c: CallContext, status: CallStatus, at: string): Partial<CallCo
   ended_at: at,
   duration_seconds: durationSeconds(c.answered_at ?? c.input.started_at, at),
   recording: { on: false, paused: false },
-});
+})
 
 // ---------------------------------------------------------------- machine
 
-type Ev<T extends CallMachineEvent['type']> = Extract<CallMachineEvent, { type: T }>;
+type Ev<T extends CallMachineEvent['type']> = Extract<CallMachineEvent, { type: T }>
 
 export const callMachine = setup({
   types: {
@@ -322,27 +334,27 @@ export const callMachine = setup({
   actions: {
     emit: (_: unknown, _params: CallEmitted) => {},
     spawnCall: (_: unknown, _params: SpawnCallRequest) => {},
+    placeConsultation: (_: unknown, _params: ConsultationRequest) => {},
   },
   guards: {
     validAt: ({ event }) => validAt(event.at),
     isInbound: ({ context }) => context.input.direction === 'inbound',
-    emergencyApplies: ({ context }) =>
-      context.input.direction !== 'inbound' && !!context.input.emergency && !context.input.placed_by_transfer,
+    emergencyApplies: ({ context }) => context.input.direction !== 'inbound' && !!context.input.emergency && !context.input.placed_by_transfer,
     /** a ring of a new user, not the initiating user (rule 1). */
     newUserRing: ({ context, event }) => {
-      if (event.type !== 'RING' || !validAt(event.at) || !event.user_id) return false;
-      return event.user_id !== initiatingUser(context) && !context.rung_users.includes(event.user_id);
+      if (event.type !== 'RING' || !validAt(event.at) || !event.user_id) return false
+      return event.user_id !== initiatingUser(context) && !context.rung_users.includes(event.user_id)
     },
     /** a remote (non-user) ring, a duplicate ring, or the initiator's own phone: no event. */
     silentRing: ({ context, event }) => {
-      if (event.type !== 'RING' || !validAt(event.at)) return false;
-      return !event.user_id || event.user_id === initiatingUser(context) || context.rung_users.includes(event.user_id);
+      if (event.type !== 'RING' || !validAt(event.at)) return false
+      return !event.user_id || event.user_id === initiatingUser(context) || context.rung_users.includes(event.user_id)
     },
     /** only a user whose phones rang can answer; without user_id the remote (non-user) party answered. */
     canAnswer: ({ context, event }) => {
-      if (event.type !== 'ANSWER' || !validAt(event.at)) return false;
-      if (!event.user_id) return context.input.direction !== 'inbound';
-      return context.rung_users.includes(event.user_id);
+      if (event.type !== 'ANSWER' || !validAt(event.at)) return false
+      if (!event.user_id) return context.input.direction !== 'inbound'
+      return context.rung_users.includes(event.user_id)
     },
     ringTimeout: ({ event }) => event.type === 'TIMER' && event.timer === 'ring_timeout' && validAt(event.at),
     recordingOn: ({ context, event }) => validAt(event.at) && context.recording.on && !context.recording.paused,
@@ -350,11 +362,11 @@ export const callMachine = setup({
     recordingOff: ({ context, event }) => validAt(event.at) && !context.recording.on,
     recordingAny: ({ context, event }) => validAt(event.at) && context.recording.on,
     blindAllowed: ({ context, event }) =>
-      event.type === 'BLIND_TRANSFER' && validAt(event.at) && !context.input.consultation &&
-      !!event.to && !!event.by && !!event.new_call_id,
+      event.type === 'BLIND_TRANSFER' && validAt(event.at) && !context.input.consultation && !!event.to && !!event.by && !!event.new_call_id,
+    warmTransferAllowed: ({ context, event }) =>
+      event.type === 'WARM_TRANSFER' && validAt(event.at) && !context.input.consultation && !!event.to && !!event.by && !!event.consultation_call_id,
     warmAllowed: ({ context, event }) =>
-      event.type === 'COMPLETE_WARM_TRANSFER' && validAt(event.at) && !!context.input.consultation &&
-      !!event.to && !!event.by,
+      event.type === 'COMPLETE_WARM_TRANSFER' && validAt(event.at) && !!context.input.consultation && !!event.to && !!event.by,
   },
 }).createMachine({
   id: 'call.v1',
@@ -499,17 +511,17 @@ export const callMachine = setup({
                 {
                   type: 'emit',
                   params: ({ context, event }) => {
-                    const e = event as Ev<'BLIND_TRANSFER'>;
+                    const e = event as Ev<'BLIND_TRANSFER'>
                     return {
                       type: 'call.transfer' as const,
                       data: transferData(context, e.to, e.by, e.new_call_id, e.at),
-                    };
+                    }
                   },
                 },
                 {
                   type: 'spawnCall',
                   params: ({ context, event }) => {
-                    const e = event as Ev<'BLIND_TRANSFER'>;
+                    const e = event as Ev<'BLIND_TRANSFER'>
                     return {
                       call_id: e.new_call_id,
                       related_call: context.input.call_id,
@@ -518,10 +530,21 @@ export const callMachine = setup({
                       from_number: context.input.from_number,
                       from_name: context.from_name,
                       at: e.at,
-                    };
+                    }
                   },
                 },
               ],
+            },
+            WARM_TRANSFER: {
+              guard: 'warmTransferAllowed',
+              target: '.held',
+              actions: {
+                type: 'placeConsultation',
+                params: ({ context, event }) => {
+                  const e = event as Ev<'WARM_TRANSFER'>
+                  return { call_id: e.consultation_call_id, related_call: context.input.call_id, to: e.to, by: e.by, at: e.at }
+                },
+              },
             },
             COMPLETE_WARM_TRANSFER: {
               guard: 'warmAllowed',
@@ -529,11 +552,11 @@ export const callMachine = setup({
               actions: {
                 type: 'emit',
                 params: ({ context, event }) => {
-                  const e = event as Ev<'COMPLETE_WARM_TRANSFER'>;
+                  const e = event as Ev<'COMPLETE_WARM_TRANSFER'>
                   return {
                     type: 'call.transfer' as const,
                     data: transferData(context, e.to, e.by, context.input.consultation?.related_call ?? null, e.at),
-                  };
+                  }
                 },
               },
             },
@@ -575,4 +598,100 @@ export const callMachine = setup({
     /** final: a warm-transfer consultation call whose last event is call.transfer. */
     transferred: { id: 'call-transferred', type: 'final' },
   },
-});
+})
+
+// ---------------------------------------------------------------- commands (call control)
+
+/** What a platform can ask of a call (POST /v1/calls/{id}, recording pause/resume). */
+export type CallCommand =
+  | { command: 'hangup' }
+  | { command: 'hold' }
+  | { command: 'resume' }
+  | { command: 'transfer'; to: string; mode: 'blind'; new_call_id: string }
+  | { command: 'transfer'; to: string; mode: 'warm'; consultation_call_id: string }
+  | { command: 'complete_transfer' }
+  | { command: 'recording_pause' }
+  | { command: 'recording_resume' }
+
+export type CallCommandName = CallCommand['command']
+
+/** Why a call does not take a command, as the API reports it (a stable error code and a reason). */
+export interface CallCommandRefusal {
+  code: 'call_not_active' | 'call_transfer_not_allowed' | 'recording_not_active' | 'recording_not_paused'
+  reason: string
+}
+
+export type CallSnapshot = SnapshotFrom<typeof callMachine>
+
+/** The user a command acts for: the call's user (transfers are made by them). */
+export const actingUser = (i: CallInput): string | null => i.user_id ?? i.from_user_id ?? i.to_user_id ?? null
+
+/** The machine event a command asks for. */
+export function commandEvent(c: CallCommand, context: CallContext, at: string): CallMachineEvent {
+  const i = context.input
+  const by = actingUser(i) ?? 'api'
+  switch (c.command) {
+    case 'hangup':
+      return { type: 'HANGUP', side: i.direction === 'inbound' ? 'callee' : 'caller', at }
+    case 'hold':
+      return { type: 'HOLD', at }
+    case 'resume':
+      return { type: 'RESUME', at }
+    case 'transfer':
+      return c.mode === 'warm'
+        ? { type: 'WARM_TRANSFER', to: c.to, by, consultation_call_id: c.consultation_call_id, at }
+        : { type: 'BLIND_TRANSFER', to: c.to, by, new_call_id: c.new_call_id, at }
+    case 'complete_transfer':
+      return { type: 'COMPLETE_WARM_TRANSFER', to: i.to_user_id ?? i.to_number, by, at }
+    case 'recording_pause':
+      return { type: 'RECORDING_PAUSE', at }
+    case 'recording_resume':
+      return { type: 'RECORDING_RESUME', at }
+  }
+}
+
+/**
+ * Whether the call takes the command now. The machine decides (snapshot.can: its
+ * states and guards are the only statement of which state admits which command);
+ * this only names a refusal for the API. The gateway asks it of the persisted
+ * snapshot before accepting a command, and the call actor again when the command
+ * arrives, since the call may have moved in between.
+ */
+export function admitCallCommand(snapshot: CallSnapshot, c: CallCommand, at: string): { event: CallMachineEvent } | { refused: CallCommandRefusal } {
+  const event = commandEvent(c, snapshot.context, at)
+  if (snapshot.status === 'active' && snapshot.can(event)) return { event }
+  return { refused: refusalOf(snapshot, c) }
+}
+
+function refusalOf(snapshot: CallSnapshot, c: CallCommand): CallCommandRefusal {
+  const notActive = (reason: string): CallCommandRefusal => ({ code: 'call_not_active', reason })
+  if (snapshot.status !== 'active') return notActive('has ended')
+  const connected = isConnected(snapshot)
+  const consultation = !!snapshot.context.input.consultation
+  switch (c.command) {
+    case 'transfer':
+      if (!connected) return notActive('is not answered')
+      if (consultation)
+        return { code: 'call_transfer_not_allowed', reason: 'is the consultation call of a warm transfer: complete or hang up that transfer instead' }
+      break
+    case 'complete_transfer':
+      if (!consultation) return { code: 'call_transfer_not_allowed', reason: 'is not the consultation call of a warm transfer' }
+      break
+    case 'hold':
+      if (connected) return notActive('is already on hold')
+      break
+    case 'resume':
+      if (connected) return notActive('is not on hold')
+      break
+    case 'recording_pause':
+      if (connected) return { code: 'recording_not_active', reason: 'is not recording, or its recording is already paused' }
+      break
+    case 'recording_resume':
+      if (connected) return { code: 'recording_not_paused', reason: 'has no paused recording' }
+      break
+  }
+  return notActive(connected ? 'does not take this command now' : 'is not answered')
+}
+
+/** Answered by a person and still going (held or not): listeners may join, recording runs. */
+export const isConnected = (snapshot: CallSnapshot): boolean => snapshot.status === 'active' && snapshot.matches({ answered: 'connected' })

@@ -165,7 +165,12 @@ describe('an independent tool reads the file', () => {
     },
     {
       name: 'python3',
-      args: (f) => ['python3', '-c', 'import sys,wave; w=wave.open(sys.argv[1]); print(w.getnchannels(), w.getsampwidth(), w.getframerate(), w.getnframes())', f],
+      args: (f) => [
+        'python3',
+        '-c',
+        'import sys,wave; w=wave.open(sys.argv[1]); print(w.getnchannels(), w.getsampwidth(), w.getframerate(), w.getnframes())',
+        f,
+      ],
       check: (o) => expect(o.trim()).toBe('1 2 8000 60000'),
     },
   ]

@@ -9,7 +9,7 @@ import { systemClock } from './clock'
 import { ConfigError, loadConfig } from './config'
 import { openDatabase } from './db/client'
 import { ApiError } from './errors'
-import { createPlatform, updatePlatform } from './services/platforms'
+import { createPlatform, updatePlatform } from './services/platform/platforms'
 
 const USAGE = `usage:
   cli platform create --name <name> [--live-enabled]
@@ -40,7 +40,8 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
   try {
     if (noun !== 'platform' || (verb !== 'create' && verb !== 'update')) throw new UsageError('unknown command')
     const config = loadConfig(env)
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+    // Beside a running service, the CLI uses that service's embedded server.
+    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, embedded: config.embeddedDatabase, attach: true })
     try {
       await database.migrate()
       const clock = systemClock()
@@ -56,7 +57,7 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
         if (name !== undefined && (name.length === 0 || name.length > 200)) throw new UsageError('--name must be 1 to 200 characters')
         out = await updatePlatform(database.db, clock, id, { name, live_enabled: liveFlag(rest, false) })
       }
-      process.stdout.write(JSON.stringify(out, null, 2) + '\n')
+      process.stdout.write(`${JSON.stringify(out, null, 2)}\n`)
       return 0
     } finally {
       await database.close()

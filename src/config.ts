@@ -2,6 +2,8 @@
  * Typed configuration, parsed once from the environment at boot.
  * Nothing else in the code base reads process.env: everything takes a Config.
  */
+import ipaddr from 'ipaddr.js'
+
 export type Role = 'gateway' | 'worker' | 'delivery' | 'media'
 export const ALL_ROLES: Role[] = ['gateway', 'worker', 'delivery', 'media']
 
@@ -13,6 +15,8 @@ export interface Config {
   /** True when BASE_URL was not given: it follows the port actually bound. */
   baseUrlFollowsPort: boolean
   dataDir: string
+  /** The embedded database on DATA_DIR (without DATABASE_URL): a PostgreSQL server of its own, or PGlite. */
+  embeddedDatabase: 'postgres' | 'pglite'
   databaseUrl: string | undefined
   natsUrl: string | undefined
   testKey: string | undefined
@@ -23,7 +27,13 @@ export interface Config {
   webhookRetryIntervalS: number
   webhookTimeoutS: number
   webhookAllowPrivateTargets: boolean
+  /** SIP UDP/TCP port of the media role. */
   sipPort: number
+  /** Address the media role binds and advertises in SIP and SDP. */
+  sipHost: string
+  /** UDP port range of media legs (RTP on the even port, RTCP on the next). */
+  rtpPortMin: number
+  rtpPortMax: number
   /** smtp(s):// URL for operator mail; unset: mail is recorded in the operator mailbox. */
   smtpUrl: string | undefined
   /** From address of operator mail. */
@@ -95,6 +105,33 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw
 }
 
+/** An IP address (v4 or v6) to bind and advertise: a host name would have to be resolved, and SDP carries an address. */
+function ipAddress(env: Env, name: string, fallback: string): string {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!ipaddr.isValid(raw)) throw new ConfigError(`${name} must be an IPv4 or IPv6 address, got "${raw}"`)
+  return raw
+}
+
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']
+
+function oneOf(env: Env, name: string, values: string[], fallback: string): string {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!values.includes(raw)) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`)
+  return raw
+}
+
+/** RTP_PORT_MIN..RTP_PORT_MAX: an even first port (RTP even, RTCP odd) and room for at least one pair. */
+function rtpPorts(env: Env): { rtpPortMin: number; rtpPortMax: number } {
+  const rtpPortMin = int(env, 'RTP_PORT_MIN', 20000, 1024, 65534)
+  const rtpPortMax = int(env, 'RTP_PORT_MAX', 29999, 1025, 65535)
+  if (rtpPortMin % 2 !== 0) throw new ConfigError(`RTP_PORT_MIN must be even (RTP on even ports, RTCP on the next), got "${rtpPortMin}"`)
+  if (rtpPortMax < rtpPortMin + 1)
+    throw new ConfigError(`RTP_PORT_MAX (${rtpPortMax}) must leave room for at least one port pair above RTP_PORT_MIN (${rtpPortMin})`)
+  return { rtpPortMin, rtpPortMax }
+}
+
 function redact(raw: string): string {
   return raw.replace(/\/\/[^@/]*@/, '//***@')
 }
@@ -125,6 +162,7 @@ export function loadConfig(env: Env = process.env, args: string[] = []): Config 
     baseUrl,
     baseUrlFollowsPort: givenBaseUrl === undefined,
     dataDir: env.DATA_DIR || './data',
+    embeddedDatabase: oneOf(env, 'EMBEDDED_DATABASE', ['postgres', 'pglite'], 'postgres') as 'postgres' | 'pglite',
     databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
     natsUrl: url(env, 'NATS_URL', ['nats:', 'tls:', 'ws:', 'wss:']),
     testKey: secretKey(env, 'VOICE_TEST_KEY', 'sk_test_'),
@@ -136,6 +174,8 @@ export function loadConfig(env: Env = process.env, args: string[] = []): Config 
     webhookTimeoutS: positive(env, 'WEBHOOK_TIMEOUT_S', 30),
     webhookAllowPrivateTargets: flag(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'),
     sipPort: int(env, 'SIP_PORT', 5060, 0, 65535),
+    sipHost: ipAddress(env, 'SIP_HOST', '127.0.0.1'),
+    ...rtpPorts(env),
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: env.MAIL_FROM || 'Business Voice <no-reply@localhost>',
     rateLimitPerSecond: int(env, 'RATE_LIMIT_PER_SECOND', 50, 0, 1_000_000),
@@ -145,7 +185,7 @@ export function loadConfig(env: Env = process.env, args: string[] = []): Config 
     // is then only a safety net. Without NATS, processes sharing a database see each
     // other's commits only by polling.
     eventStreamPollS: positive(env, 'EVENT_STREAM_POLL_S', env.NATS_URL ? 1 : 0.25),
-    logLevel: env.LOG_LEVEL || 'info',
+    logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     shardLeaseMs: int(env, 'SHARD_LEASE_MS', 10_000, 500, 600_000),
     roles: parseRoles(args),
   }

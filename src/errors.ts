@@ -1,14 +1,20 @@
 /**
  * The one error type. Services throw these; the gateway's single onError turns
- * them into `{error, code?, details?}` with the status. Codes are stable API.
+ * them into `{error, code?, details?}` with the status. Codes are stable API: a
+ * code is one of STABLE_CODES (below), so a code missing from the list (and from
+ * the OpenAPI document, which lists them) does not compile.
  */
 export type FieldDetails = Record<string, string>
+
+export type StableCode = keyof typeof STABLE_CODES
+/** The resources with their own not-found code (`<resource>_not_found`). */
+export type NotFoundResource = StableCode extends infer C ? (C extends `${infer R}_not_found` ? R : never) : never
 
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     message: string,
-    readonly code?: string,
+    readonly code?: StableCode,
     readonly details?: Record<string, unknown>,
     readonly headers?: Record<string, string>,
   ) {
@@ -30,13 +36,13 @@ export class ValidationError extends ApiError {
   }
 }
 
-export const badRequest = (message: string, code?: string) => new ApiError(400, message, code)
-export const unauthorized = (message = 'Missing or invalid credentials.', code = 'unauthorized') => new ApiError(401, message, code)
-export const forbidden = (message: string, code = 'forbidden') => new ApiError(403, message, code)
-export const notFound = (resource: string, id?: string) =>
+export const badRequest = (message: string, code?: StableCode) => new ApiError(400, message, code)
+export const unauthorized = (message = 'Missing or invalid credentials.', code: StableCode = 'unauthorized') => new ApiError(401, message, code)
+export const forbidden = (message: string, code: StableCode = 'forbidden') => new ApiError(403, message, code)
+export const notFound = (resource: NotFoundResource, id?: string) =>
   new ApiError(404, id === undefined ? `No such ${resource.replace(/_/g, ' ')}.` : `No such ${resource.replace(/_/g, ' ')}: ${id}`, `${resource}_not_found`)
-export const conflict = (message: string, code?: string, details?: Record<string, unknown>) => new ApiError(409, message, code, details)
-export const unprocessable = (message: string, code?: string) => new ApiError(422, message, code)
+export const conflict = (message: string, code?: StableCode, details?: Record<string, unknown>) => new ApiError(409, message, code, details)
+export const unprocessable = (message: string, code?: StableCode) => new ApiError(422, message, code)
 
 /** 409 call_not_active: the call has ended, is not yet answered, or its state does not admit the command. */
 export class CallNotActive extends ApiError {
@@ -46,7 +52,7 @@ export class CallNotActive extends ApiError {
 }
 
 /** Every stable code this service emits, with its status: the OpenAPI document lists them. */
-export const STABLE_CODES: Record<string, { status: number; meaning: string }> = {
+export const STABLE_CODES = {
   validation_error: { status: 400, meaning: 'body, query or path failed validation; details has field reasons' },
   invalid_json: { status: 400, meaning: 'the body is not valid JSON' },
   invalid_pagination: { status: 400, meaning: 'cursor malformed, tampered with, expired or used with other filters' },
@@ -66,8 +72,14 @@ export const STABLE_CODES: Record<string, { status: number; meaning: string }> =
   phone_number_not_found: { status: 404, meaning: 'no such phone number in the account' },
   phone_number_order_not_found: { status: 404, meaning: 'no such number order in the account' },
   invalid_sandbox_phone_number: { status: 400, meaning: 'not a valid sandbox number (+15005550000 to +15005559999, simulator destinations excluded)' },
-  phone_number_limit_exceeded: { status: 409, meaning: 'the request would exceed config.max_phone_numbers; the message states held count, cap and count attempted' },
-  phone_numbers_already_claimed: { status: 409, meaning: 'numbers already live; details.already_on_account and details.in_service_elsewhere, both always present' },
+  phone_number_limit_exceeded: {
+    status: 409,
+    meaning: 'the request would exceed config.max_phone_numbers; the message states held count, cap and count attempted',
+  },
+  phone_numbers_already_claimed: {
+    status: 409,
+    meaning: 'numbers already live; details.already_on_account and details.in_service_elsewhere, both always present',
+  },
   carrier_unavailable: { status: 502, meaning: 'no carrier is reachable: live numbers cannot be searched or ordered in this deployment' },
   admin_user_not_found: { status: 404, meaning: 'the audit actor is not a person of the account' },
   platform_not_found: { status: 404, meaning: 'no such platform (operator API)' },
@@ -83,16 +95,20 @@ export const STABLE_CODES: Record<string, { status: number; meaning: string }> =
   call_not_found: { status: 404, meaning: 'no such call in the account' },
   voicemail_not_found: { status: 404, meaning: 'no such voicemail in the account' },
   recording_not_found: { status: 404, meaning: 'the call has no recording' },
+  call_transfer_not_allowed: { status: 409, meaning: 'a transfer of the consultation call of a warm transfer, or complete_transfer on a call that is not one' },
+  pricing_not_found: { status: 404, meaning: 'no pricing has been agreed for the account yet' },
+  dead_letter_not_found: { status: 404, meaning: 'no dead-lettered delivery with this id (operator API)' },
+  delivery_role_absent: { status: 409, meaning: 'this process does not deliver webhooks (no delivery role): send the operator request to one that does' },
   call_not_active: { status: 409, meaning: 'the call has ended, is still ringing, or its state does not admit the command (e.g. resume when not held)' },
   recording_not_active: { status: 409, meaning: 'the call is not recording, or its recording is already paused' },
   recording_not_paused: { status: 409, meaning: 'the call recording is not paused' },
   listener_not_found: { status: 404, meaning: 'no such listener on the call' },
   no_phone_number: { status: 400, meaning: 'the account has no active phone number (the call simulator uses the first one as the account side)' },
   download_expired: { status: 410, meaning: 'the signed download URL has expired; ask for a new one' },
-  call_simulator_unavailable: { status: 503, meaning: 'this process does not run the worker role that simulates calls' },
+  call_simulator_unavailable: { status: 503, meaning: 'this process cannot reach the call actors (no worker role, and no NATS to reach workers)' },
   webhook_endpoint_not_found: { status: 404, meaning: 'no such webhook endpoint in this scope' },
   payload_too_large: { status: 413, meaning: 'the body is larger than the service accepts' },
   unsupported_media_type: { status: 415, meaning: 'bodies must be application/json' },
   rate_limited: { status: 429, meaning: 'too many requests for this credential; wait Retry-After seconds' },
   internal_error: { status: 500, meaning: 'unexpected server error; safe to retry with backoff' },
-}
+} as const satisfies Record<string, { status: number; meaning: string }>

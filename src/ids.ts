@@ -27,6 +27,7 @@ export const ID_PREFIX = {
   recording: 'rec',
   voicemail: 'vm',
   listener: 'lst',
+  command: 'cmd',
 } as const
 
 export type IdKind = keyof typeof ID_PREFIX

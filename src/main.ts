@@ -2,9 +2,10 @@
  * Entry point: `npm start` (every role, embedded) or `bun src/main.ts --role gateway`.
  */
 import { ConfigError, loadConfig } from './config'
+import { DataDirInUse } from './db/embedded-postgres'
 import { startService } from './server'
 
-let config
+let config: ReturnType<typeof loadConfig>
 try {
   config = loadConfig(process.env, process.argv.slice(2))
 } catch (e) {
@@ -15,7 +16,17 @@ try {
   throw e
 }
 
-const service = await startService(config)
+let service: Awaited<ReturnType<typeof startService>>
+try {
+  service = await startService(config)
+} catch (e) {
+  // Another service owns DATA_DIR: a message, not a stack trace.
+  if (e instanceof DataDirInUse) {
+    console.error(`error: ${e.message}`)
+    process.exit(1)
+  }
+  throw e
+}
 const port = service.listen()
 const { generated } = service.bootstrap
 if (generated.test || generated.live) {

@@ -4,9 +4,11 @@
  * the list they came from (same path, account and filters).
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
-import { and, desc, asc, gt, lt, or, eq, type SQL, type AnyColumn } from 'drizzle-orm'
+import { type SQL, sql } from 'drizzle-orm'
+import type { PgColumn, PgTable } from 'drizzle-orm/pg-core'
 import type { Clock } from './clock'
 import type { Db } from './db/client'
+import { columnName, selectRows } from './db/statements'
 import { ApiError } from './errors'
 
 export const CURSOR_TTL_MS = 24 * 60 * 60 * 1000
@@ -80,33 +82,33 @@ export interface Page<T> {
   previous?: CursorPosition
 }
 
-interface KeysetTable {
-  createdAt: AnyColumn
-  id: AnyColumn
+interface KeysetTable extends PgTable {
+  createdAt: PgColumn
+  id: PgColumn
 }
 
 /**
  * One page of `table` rows matching `where`, newest first. Reads limit+1 rows to
  * know whether another page exists in the direction of travel; the other direction
- * is known from the cursor that brought us here.
+ * is known from the cursor that brought us here. Every list runs this, so it is built
+ * as one template over a precomputed column list, not through drizzle's builder.
  */
 export async function keysetPage<T extends { createdAt: Date; id: string }>(
   db: Db,
-  table: KeysetTable & object,
+  table: KeysetTable,
   where: SQL | undefined,
   req: PageRequest,
 ): Promise<Page<T>> {
   const pos = req.position
-  const at = pos ? new Date(pos.createdAt) : undefined
-  const older = pos && or(lt(table.createdAt, at!), and(eq(table.createdAt, at!), lt(table.id, pos.id)))
-  const newer = pos && or(gt(table.createdAt, at!), and(eq(table.createdAt, at!), gt(table.id, pos.id)))
   const backwards = pos?.direction === 'previous'
-  const rows = (await db
-    .select()
-    .from(table as never)
-    .where(and(where, backwards ? newer : older))
-    .orderBy(...(backwards ? [asc(table.createdAt), asc(table.id)] : [desc(table.createdAt), desc(table.id)]))
-    .limit(req.limit + 1)) as T[]
+  const key = sql`(${columnName(table.createdAt)}, ${columnName(table.id)})`
+  // A row comparison: the same order as (created_at, id) in the index, one condition to build.
+  const after = pos && sql`${key} ${sql.raw(backwards ? '>' : '<')} (${new Date(pos.createdAt).toISOString()}::timestamptz, ${pos.id})`
+  const conds = [where, after].filter((c): c is SQL => c !== undefined).map((c) => sql`(${c})`)
+  const filter = conds.length > 0 ? sql`where ${sql.join(conds, sql` and `)}` : sql``
+  const direction = backwards ? 'asc' : 'desc'
+  const order = sql.raw(`order by "${table.createdAt.name}" ${direction}, "${table.id.name}" ${direction}`)
+  const rows = (await selectRows(db, table, sql`${filter} ${order} limit ${req.limit + 1}`)) as unknown as T[]
   const more = rows.length > req.limit
   if (more) rows.pop()
   if (backwards) rows.reverse()

@@ -8,11 +8,11 @@ import type { Config } from './config'
 import { openDatabase, type Database } from './db/client'
 import { createLogger, type Logger } from './logger'
 import { createCursorCodec } from './pagination'
-import { offlineGeocoder } from './services/geocoding'
-import { purgeExpiredIdempotencyKeys } from './services/idempotency'
-import { ensureBootstrapPlatform } from './services/platforms'
-import { loadClusterId, loadSecrets } from './services/secrets'
-import { sessionTokens } from './services/sessions'
+import { offlineGeocoder } from './services/accounts/geocoding'
+import { purgeExpiredIdempotencyKeys } from './services/platform/idempotency'
+import { ensureBootstrapPlatform } from './services/platform/platforms'
+import { loadClusterId, loadSecrets } from './services/platform/secrets'
+import { sessionTokens } from './services/platform/sessions'
 import { inProcessBus, type Bus } from './bus/bus'
 import { natsBus } from './bus/nats-bus'
 import { createDeliveryEngine, type DeliveryEngine } from './events/delivery'
@@ -21,12 +21,12 @@ import { recordedMailbox, smtpMail, type MailTransport } from './events/mail'
 import { httpWebhookTransport } from './events/webhook-transport'
 import { createApp, type App } from '../gateway/app'
 import { MAX_BODY_BYTES } from '../gateway/plugins/request-context'
-import { createCallSimulator, type CallSimulator } from '../actors/call-simulator'
-import { embeddedCallWorkers, placedCallWorkers, type CallWorkers } from '../actors/call-workers'
+import { embeddedWorkers, placedWorkers, type ActorWorkers } from '../actors/workers'
 import { simulatedRecordingWav, type PauseInterval } from '../media/simulated-audio'
 import { WAV_CONTENT_TYPE } from '../media/wav'
 import { createStorage } from './storage/create-storage'
-import { loadDownloadSigningKey } from './services/download-urls'
+import type { RegisteredDevices } from './services/calls/registered-devices'
+import { loadDownloadSigningKey } from './storage/download-urls'
 
 export interface Service {
   app: App
@@ -40,18 +40,30 @@ export interface Service {
   delivery?: DeliveryEngine
   /** The open server-sent event streams of this process (GET /v1/events). */
   eventStreams: EventStreams
-  /** Call actors: where they run (this process, or workers over NATS) and how this process reaches them. */
-  actors?: CallWorkers
+  /** Actors: where they run (this process, or workers over NATS) and how this process reaches them. */
+  actors?: ActorWorkers
   /** Serves HTTP on config.port (0 picks a free port); returns the bound port. */
   listen(): number
   stop(): Promise<void>
 }
 
-export async function startService(config: Config, opts: { clock?: Clock; log?: Logger } = {}): Promise<Service> {
+export interface ServiceOptions {
+  clock?: Clock
+  log?: Logger
+  /** Which devices of a user are registered (click-to-call); default: none until the registrar exists. */
+  registeredDevices?: RegisteredDevices
+}
+
+export async function startService(config: Config, opts: ServiceOptions = {}): Promise<Service> {
   const log = opts.log ?? createLogger(config.logLevel)
   const clock = opts.clock ?? systemClock(config.clockSpeed)
   let ready = false
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir })
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    embedded: config.embeddedDatabase,
+    log: (msg) => log.info(msg),
+  })
   await database.migrate()
   const secrets = await loadSecrets(database.db)
   const bootstrap = await ensureBootstrapPlatform(database.db, clock, {
@@ -94,27 +106,29 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
   // Recording and voicemail audio, and the key that signs their download URLs.
   const storage = createStorage(config)
   const downloadKey = await loadDownloadSigningKey(database.db)
-  // Call actors. Embedded: the worker role runs them all in this process. With NATS:
+  // Actors. Embedded: the worker role runs them all in this process. With NATS:
   // workers share them out by shard lease, and every gateway reaches them over NATS.
-  let actors: CallWorkers | undefined
+  let actors: ActorWorkers | undefined
   const actorDeps = {
     db: database.db,
     clock,
     log,
     storage,
-    audio: (seed: string, durationMs: number, pauses?: PauseInterval[]) => ({ bytes: simulatedRecordingWav({ seed, durationMs, pauses }), contentType: WAV_CONTENT_TYPE }),
+    audio: (seed: string, durationMs: number, pauses?: PauseInterval[]) => ({
+      bytes: simulatedRecordingWav({ seed, durationMs, pauses }),
+      contentType: WAV_CONTENT_TYPE,
+    }),
     outboxCommitted: () => bus.publish(OUTBOX_WAKE, ''),
   }
   const worker = config.roles.includes('worker')
   if (config.natsUrl && (worker || config.roles.includes('gateway'))) {
-    actors = await placedCallWorkers(actorDeps, {
+    actors = await placedWorkers(actorDeps, {
       natsUrl: config.natsUrl,
       clusterId: await loadClusterId(database.db),
       worker,
       leaseMs: config.shardLeaseMs,
     })
-  } else if (worker) actors = embeddedCallWorkers(actorDeps)
-  const callSimulator: CallSimulator | undefined = actors?.client ? createCallSimulator({ clock, client: actors.client }) : undefined
+  } else if (worker) actors = embeddedWorkers(actorDeps)
   const app = createApp({
     db: database.db,
     database,
@@ -128,7 +142,8 @@ export async function startService(config: Config, opts: { clock?: Clock; log?: 
     mail,
     delivery,
     eventStreams,
-    callSimulator,
+    actors: actors?.client,
+    registeredDevices: opts.registeredDevices,
     storage,
     downloadKey,
     readiness: async () => {

@@ -61,9 +61,23 @@ describe('create account', () => {
   test('the response carries every Account field; created_at and updated_at are the time of creation', async () => {
     const { account: a } = await t.account({ body: { phone: '+15551230001' } })
     for (const field of [
-      'id', 'email', 'name', 'phone', 'primary_contact_name', 'config', 'default_outbound_did', 'hold_music_clip', 'main_location',
-      'default_button_template', 'provisioning_base_url', 'billing_address', 'onboarding_complete', 'tos_status', 'tos_accepted_at',
-      'created_at', 'updated_at',
+      'id',
+      'email',
+      'name',
+      'phone',
+      'primary_contact_name',
+      'config',
+      'default_outbound_did',
+      'hold_music_clip',
+      'main_location',
+      'default_button_template',
+      'provisioning_base_url',
+      'billing_address',
+      'onboarding_complete',
+      'tos_status',
+      'tos_accepted_at',
+      'created_at',
+      'updated_at',
     ]) {
       expect(a).toHaveProperty(field)
     }
@@ -287,7 +301,13 @@ describe('create account', () => {
     const given = await t.call('POST', '/v1/accounts', {
       key: p.test_key,
       body: sampleAccount({
-        config: { timezone: 'America/Chicago', max_phone_numbers: 50, fax_outbound_per_hour: 5, recording_enabled: true, e911_notification: { emails: ['ops@example.com'] } },
+        config: {
+          timezone: 'America/Chicago',
+          max_phone_numbers: 50,
+          fax_outbound_per_hour: 5,
+          recording_enabled: true,
+          e911_notification: { emails: ['ops@example.com'] },
+        },
       }),
     })
     expect(given.status).toBe(200)
@@ -519,7 +539,10 @@ describe('update account', () => {
     expect(r.body.config).toEqual({ ...a.account.config, recording_enabled: true, fax_inbound_per_hour: 3 })
     expect(r.body.config.timezone).toBe('America/Denver')
     expect(r.body.config.max_phone_numbers).toBe(40)
-    const r2 = await t.call('POST', `/v1/accounts/${a.id}`, { key: a.key, body: { config: { e911_notification: { emails: ['a@example.com', 'b@example.com'] } } } })
+    const r2 = await t.call('POST', `/v1/accounts/${a.id}`, {
+      key: a.key,
+      body: { config: { e911_notification: { emails: ['a@example.com', 'b@example.com'] } } },
+    })
     expect(r2.body.config.e911_notification).toEqual({ emails: ['a@example.com', 'b@example.com'] })
     expect(r2.body.config.recording_enabled).toBe(true)
     const bad = await t.call('POST', `/v1/accounts/${a.id}`, { key: a.key, body: { config: { parking_timeout_seconds: 1, unknown_knob: 1 } } })

@@ -224,7 +224,9 @@ describe('GET /v1/audit-logs filters', () => {
     expect(ids(await logs(h.a.k, `created_after=${iso(h.dup.at)}`))).toEqual([h.del, h.upd, h.dup].map((x) => x.requestId))
     expect(ids(await logs(h.a.k, `created_after=${iso(h.dup.at + 1)}`))).toEqual([h.del, h.upd].map((x) => x.requestId))
     expect(ids(await logs(h.a.k, `created_after=${iso(h.start + 1)}&created_before=${iso(h.u2.at)}`))).toEqual([h.u2, h.u1].map((x) => x.requestId))
-    expect(ids(await logs(h.a.k, `created_after=${iso(h.u2.at - 30_000)}&created_before=${iso(h.upd.at - 30_000)}`))).toEqual([h.dup, h.u2].map((x) => x.requestId))
+    expect(ids(await logs(h.a.k, `created_after=${iso(h.u2.at - 30_000)}&created_before=${iso(h.upd.at - 30_000)}`))).toEqual(
+      [h.dup, h.u2].map((x) => x.requestId),
+    )
     expect(await logs(h.a.k, `created_after=${iso(h.del.at + 1)}`)).toHaveLength(0)
     // An offset form of the same instant means the same instant.
     const plusTwo = new Date(h.dup.at + 2 * 3600_000).toISOString().replace('Z', '+02:00')
@@ -233,7 +235,9 @@ describe('GET /v1/audit-logs filters', () => {
 
   test('filters combine', async () => {
     const h = await history()
-    expect(ids(await logs(h.a.k, `event=createUser&outcome=success&actor=${h.keyActor}&created_after=${new Date(h.start + 1).toISOString()}`))).toEqual([h.u1.requestId])
+    expect(ids(await logs(h.a.k, `event=createUser&outcome=success&actor=${h.keyActor}&created_after=${new Date(h.start + 1).toISOString()}`))).toEqual([
+      h.u1.requestId,
+    ])
   })
 
   test('limit pages through the filtered trail', async () => {

@@ -22,8 +22,15 @@ const t = await startTestService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' })
 const p = await t.platform({ live_enabled: true })
 const liveRx = await startWebhookReceiver()
 const sandboxRx = await startWebhookReceiver()
-const liveEndpoint = (await t.call('POST', '/v1/webhook_endpoints', { key: p.live_key, body: { url: liveRx.url } })).body as { id: string; secret: string; livemode: boolean }
-const sandboxEndpoint = (await t.call('POST', '/v1/webhook_endpoints', { key: p.test_key, body: { url: sandboxRx.url } })).body as { id: string; secret: string }
+const liveEndpoint = (await t.call('POST', '/v1/webhook_endpoints', { key: p.live_key, body: { url: liveRx.url } })).body as {
+  id: string
+  secret: string
+  livemode: boolean
+}
+const _sandboxEndpoint = (await t.call('POST', '/v1/webhook_endpoints', { key: p.test_key, body: { url: sandboxRx.url } })).body as {
+  id: string
+  secret: string
+}
 
 async function liveAccount() {
   const a = await t.account({ key: p.live_key })
@@ -51,7 +58,11 @@ async function deleteUser(c: Ctx, id: string) {
 
 /** The account's events in the outbox, in publication order. */
 async function outbox(accountId: string) {
-  const rows = await t.service.database.db.select({ id: events.id, type: events.type, body: events.body }).from(events).where(eq(events.accountId, accountId)).orderBy(asc(events.seq))
+  const rows = await t.service.database.db
+    .select({ id: events.id, type: events.type, body: events.body })
+    .from(events)
+    .where(eq(events.accountId, accountId))
+    .orderBy(asc(events.seq))
   return rows.map((r) => ({ id: r.id, type: r.type, body: JSON.parse(r.body) }))
 }
 
@@ -87,8 +98,16 @@ describe('user.created, user.deleted on a live account', () => {
     const d1 = await deleteUser(c, u1.id)
     const hits = await liveHits(c.account, 3)
     const [, h2, h3] = hits
-    expect(h2!.body).toMatchObject({ type: 'user.created', account: c.account, data: { user: u2.id, previous_billable_users: 1, current_billable_users: 2, request: u2.requestId } })
-    expect(h3!.body).toMatchObject({ type: 'user.deleted', account: c.account, data: { user: u1.id, previous_billable_users: 2, current_billable_users: 1, request: d1.requestId } })
+    expect(h2!.body).toMatchObject({
+      type: 'user.created',
+      account: c.account,
+      data: { user: u2.id, previous_billable_users: 1, current_billable_users: 2, request: u2.requestId },
+    })
+    expect(h3!.body).toMatchObject({
+      type: 'user.deleted',
+      account: c.account,
+      data: { user: u1.id, previous_billable_users: 2, current_billable_users: 1, request: d1.requestId },
+    })
     expect(Object.keys(h3!.body.data).sort()).toEqual(['changed_at', 'current_billable_users', 'previous_billable_users', 'request', 'user'])
     expect('account_id' in h3!.body).toBe(false)
     for (const h of hits) await checkDelivered(h, c.account)
@@ -101,7 +120,10 @@ describe('user.created, user.deleted on a live account', () => {
   test('Actor lookup: GET /v1/audit-logs with request_id finds who made the change', async () => {
     const c = await liveAccount()
     const byKey = await createUser(c, 'key@example.com')
-    const session = await t.call('POST', '/v1/account_sessions', { key: p.live_key, body: { account: c.account, components: { account_onboarding: { enabled: true } } } })
+    const session = await t.call('POST', '/v1/account_sessions', {
+      key: p.live_key,
+      body: { account: c.account, components: { account_onboarding: { enabled: true } } },
+    })
     expect(session.status).toBe(200)
     const bySession = await t.call('POST', '/v1/users', { key: session.body.client_secret, body: { email: 'session@example.com' } })
     expect(bySession.status).toBe(200)
@@ -112,7 +134,13 @@ describe('user.created, user.deleted on a live account', () => {
       expect(r.status).toBe(200)
       expect(r.body.data).toHaveLength(1)
       const entry = r.body.data[0]
-      expect(entry).toMatchObject({ request_id: hit.body.data.request, event: 'createUser', resource: hit.body.data.user, outcome: 'success', account: c.account })
+      expect(entry).toMatchObject({
+        request_id: hit.body.data.request,
+        event: 'createUser',
+        resource: hit.body.data.user,
+        outcome: 'success',
+        account: c.account,
+      })
       lookups.push(entry)
     }
     expect(hits[0]!.body.data.request).toBe(byKey.requestId)
@@ -145,7 +173,13 @@ describe('user.created, user.deleted on a live account', () => {
       { type: 'user.created', user: first.id, request: first.requestId, previous: 1, current: 2 },
       { type: 'user.deleted', user: a.id, request: gone.requestId, previous: 2, current: 1 },
     ]
-    const summary = (e: any) => ({ type: e.type, user: e.data.user, request: e.data.request, previous: e.data.previous_billable_users, current: e.data.current_billable_users })
+    const summary = (e: any) => ({
+      type: e.type,
+      user: e.data.user,
+      request: e.data.request,
+      previous: e.data.previous_billable_users,
+      current: e.data.current_billable_users,
+    })
     expect((await outbox(c.account)).map((e) => summary(e.body))).toEqual(expected)
     // Per-account order: the last one arriving means the receiver has all of them, and nothing else.
     const stored = await outbox(c.account)
@@ -164,7 +198,12 @@ describe('user.created, user.deleted on a live account', () => {
     const created = stored.filter((e) => e.type === 'user.created')
     const deleted = stored.filter((e) => e.type === 'user.deleted')
     expect(created.map((e) => e.data.user).sort()).toEqual(made.map((u) => u.id).sort())
-    expect(deleted.map((e) => e.data.user).sort()).toEqual(made.slice(0, 3).map((u) => u.id).sort())
+    expect(deleted.map((e) => e.data.user).sort()).toEqual(
+      made
+        .slice(0, 3)
+        .map((u) => u.id)
+        .sort(),
+    )
     expect(new Set(stored.map((e) => e.data.request)).size).toBe(9)
     // In publication order, each event's previous count is the last one's current count.
     let count = 0

@@ -7,14 +7,20 @@
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { decodeWavSamples } from '../media/wav'
 import { startTestService } from './support/service'
-import { callSandboxes, settle, type CallSandbox } from './support/call-sandbox'
+import { callSandboxes, type CallSandbox } from './support/call-sandbox'
+import { callActors, quiescence } from './support/quiescence'
+import { untilClockPasses } from './support/simulated-time'
 
 const SPEED = 50
 const t = await startTestService({ VOICE_CLOCK_SPEED: String(SPEED), WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' })
 
 type Ctx = CallSandbox
 const { sandbox, simulate, command, eventOf } = callSandboxes(t)
-const typesOf = (c: Ctx, callId: string) => c.rx.events().filter((e) => e.data?.call_id === callId).map((e) => e.type as string)
+const typesOf = (c: Ctx, callId: string) =>
+  c.rx
+    .events()
+    .filter((e) => e.data?.call_id === callId)
+    .map((e) => e.type as string)
 
 describe('POST /v1/calls/{call_id} (updateCall)', () => {
   let c: Ctx
@@ -25,7 +31,7 @@ describe('POST /v1/calls/{call_id} (updateCall)', () => {
   test('hangup ends the call now: call.end completed with the honest duration, call.command_succeeded, and the planned steps are dropped', async () => {
     const id = await simulate(c, { ring_seconds: 2, talk_seconds: 120 })
     const answered = await eventOf(c, id, 'call.answered')
-    await settle(200) // about 10 simulated seconds of talk
+    await untilClockPasses(t, answered.data.answered_at, 10) // about 10 simulated seconds of talk
     const r = await command(c, id, { action: 'hangup' })
     expect(r.status).toBe(202)
     // (values are read before toMatchObject: bun's asymmetric matchers can replace them in the received object)
@@ -44,8 +50,10 @@ describe('POST /v1/calls/{call_id} (updateCall)', () => {
     const rec = await eventOf(c, id, 'recording.available')
     expect(rec.data).toEqual({ call_id: id, duration_seconds: talked })
     await eventOf(c, id, 'recording.summary.complete')
-    // past the planned end (2 + 120 s) and its follow-ups (+6 s): nothing more arrives
-    await settle(((2 + 120 + 8) * 1000) / SPEED - 400)
+    // past the planned end (answered + 120 s) and its follow-ups (+6 s), with the call and its
+    // follow-up done and no timer of theirs left: nothing more arrives
+    await untilClockPasses(t, answered.data.answered_at, 120 + 6)
+    await quiescence(t, c.account, callActors(id))
     expect(typesOf(c, id)).toEqual([
       'call.incoming',
       'call.ringing',
@@ -79,7 +87,7 @@ describe('POST /v1/calls/{call_id} (updateCall)', () => {
     // without the key the call is over: 409
     const fresh = await command(c, id, { action: 'hangup' })
     expect(fresh.status).toBe(409)
-    await settle(300)
+    await quiescence(t, c.account, callActors(id))
     expect(typesOf(c, id).filter((x) => x === 'call.command_succeeded' || x === 'call.command_failed')).toEqual(['call.command_succeeded'])
   })
 
@@ -162,8 +170,8 @@ describe('recording pause and resume', () => {
     const early = await t.call('POST', `/v1/calls/${id}/recording/pause`, c)
     expect(early.status).toBe(409) // ringing
     expect(early.body.code).toBe('call_not_active')
-    await eventOf(c, id, 'call.answered')
-    await settle(100)
+    const answered = await eventOf(c, id, 'call.answered')
+    await untilClockPasses(t, answered.data.answered_at, 5) // about 5 simulated seconds of talk before the pause
     const resume0 = await t.call('POST', `/v1/calls/${id}/recording/resume`, c)
     expect(resume0.status).toBe(409)
     expect(resume0.body.code).toBe('recording_not_paused')
@@ -175,13 +183,13 @@ describe('recording pause and resume', () => {
     const pause2 = await t.call('POST', `/v1/calls/${id}/recording/pause`, c)
     expect(pause2.status).toBe(409)
     expect(pause2.body.code).toBe('recording_not_active')
-    await settle(150) // about 7.5 simulated seconds paused
+    await untilClockPasses(t, Date.parse(answered.data.answered_at) + pause.body.pauses[0].from_ms, 7.5) // about 7.5 simulated seconds paused
     const resume = await t.call('POST', `/v1/calls/${id}/recording/resume`, c)
     expect(resume.status).toBe(200)
     expect(resume.body.status).toBe('recording')
     const [{ from_ms, to_ms }] = resume.body.pauses
     expect(to_ms - from_ms).toBeGreaterThan(2000)
-    await settle(100)
+    await untilClockPasses(t, Date.parse(answered.data.answered_at) + to_ms, 5) // about 5 simulated seconds of talk after the gap
     expect((await command(c, id, { action: 'hangup' })).status).toBe(202)
     const rec = await eventOf(c, id, 'recording.available')
     const recording = await t.call('GET', `/v1/calls/${id}/recording`, c)
@@ -254,7 +262,7 @@ describe('listeners', () => {
 
     expect((await command(c, id, { action: 'hangup' })).status).toBe(202)
     await eventOf(c, id, 'call.end')
-    await settle(100)
+    await quiescence(t, c.account, callActors(id))
     const after = await t.call('GET', `/v1/calls/${id}/listeners`, c)
     expect(after.body.data.map((l: any) => l.status)).toEqual(['ended', 'ended'])
     const late = await t.call('POST', `/v1/calls/${id}/listeners`, { ...c, body: { mode: 'listen' } })

@@ -13,7 +13,7 @@
 import { afterAll, expect, test } from 'bun:test'
 import { connect } from 'nats'
 import postgres from 'postgres'
-import { shardOf } from '../actors/shards'
+import { shardOf } from '../actors/runtime/shards'
 import { DEFAULT_LEASE_BUCKET } from '../actors/placement/leases'
 import { scratchPostgres, type ScratchDatabase } from './support/scratch-postgres'
 import { startServiceProcess, type ServiceProcess } from './support/service-process'
@@ -47,14 +47,30 @@ afterAll(async () => {
   await db?.dispose()
 }, 30_000)
 
-const EXPECTED = ['call.incoming', 'call.ringing', 'call.answered', 'call.end', 'recording.available', 'recording.transcription.complete', 'recording.summary.complete']
+const EXPECTED = [
+  'call.incoming',
+  'call.ringing',
+  'call.answered',
+  'call.end',
+  'recording.available',
+  'recording.transcription.complete',
+  'recording.summary.complete',
+]
 
 test.skipIf(skip)(
   'SIGKILL of the worker owning a call mid-call: the call finishes on the other worker with its complete event set, nothing duplicated',
   async () => {
     db = await scratchPostgres('failover')
     sql = postgres(db.url!, { max: 2, onnotice: () => {} })
-    const settings = { ...db.env, DATA_DIR: 'memory://', NATS_URL: NATS, VOICE_ADMIN_TOKEN: ADMIN, VOICE_CLOCK_SPEED: String(SPEED), SHARD_LEASE_MS: '1500', LOG_LEVEL: 'info' }
+    const settings = {
+      ...db.env,
+      DATA_DIR: 'memory://',
+      NATS_URL: NATS,
+      VOICE_ADMIN_TOKEN: ADMIN,
+      VOICE_CLOCK_SPEED: String(SPEED),
+      SHARD_LEASE_MS: '1500',
+      LOG_LEVEL: 'info',
+    }
     // The gateway first (it migrates the scratch database), then the two workers side by side.
     const gateway = await startServiceProcess(settings, ['--role', 'gateway,delivery'])
     running.push(gateway)
@@ -97,7 +113,9 @@ test.skipIf(skip)(
       ids.push(r.body.id)
     }
     const typesOf = async (callId: string) =>
-      (await sql!<{ type: string }[]>`select type from events where account_id = ${c.account} and body::jsonb -> 'data' ->> 'call_id' = ${callId} order by seq`).map((r) => r.type)
+      (
+        await sql!<{ type: string }[]>`select type from events where account_id = ${c.account} and body::jsonb -> 'data' ->> 'call_id' = ${callId} order by seq`
+      ).map((r) => r.type)
 
     // Mid-call: the first call is answered and not ended.
     await until('the first call answered', async () => (await typesOf(ids[0]!)).includes('call.answered'))

@@ -4,6 +4,8 @@
  * signatures, and the call log afterwards.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { until } from './support/polling'
+import { callActors, quiescence } from './support/quiescence'
 import { startTestService } from './support/service'
 import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver'
 
@@ -51,9 +53,6 @@ async function eventsOf(c: Ctx, callId: string, n: number, timeoutMs = 10_000) {
   return out
 }
 
-const settle = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-
 describe('POST /v1/test_helpers/calls', () => {
   let c: Ctx
   beforeAll(async () => {
@@ -65,7 +64,15 @@ describe('POST /v1/test_helpers/calls', () => {
     expect(r.status).toBe(200)
     expect(r.body).toMatchObject({ object: 'test_call', scenario: { outcome: 'answered', ring_seconds: 4, talk_seconds: 30, recording: true } })
     const id = r.body.id
-    expect(r.body.call).toMatchObject({ id, object: 'call', status: null, direction: 'inbound', from_number: '+15551234567', to_number: c.number, from_label: 'Pat Caller' })
+    expect(r.body.call).toMatchObject({
+      id,
+      object: 'call',
+      status: null,
+      direction: 'inbound',
+      from_number: '+15551234567',
+      to_number: c.number,
+      from_label: 'Pat Caller',
+    })
     expect(r.body.call.duration_seconds).toBeUndefined()
 
     const realStart = Date.now()
@@ -81,7 +88,15 @@ describe('POST /v1/test_helpers/calls', () => {
     ])
     for (const e of evs) expect(e.account_id).toBe(c.account)
     const [incoming, ringing, answered, end, rec] = evs
-    expect(incoming.data).toMatchObject({ call_id: id, direction: 'inbound', from_number: '+15551234567', from_name: 'Pat Caller', to_number: c.number, user_id: c.user, to_user_id: c.user })
+    expect(incoming.data).toMatchObject({
+      call_id: id,
+      direction: 'inbound',
+      from_number: '+15551234567',
+      from_name: 'Pat Caller',
+      to_number: c.number,
+      user_id: c.user,
+      to_user_id: c.user,
+    })
     expect(ringing.data).toMatchObject({ call_id: id, user_id: c.user })
     expect(answered.data).toMatchObject({ call_id: id, user_id: c.user })
     expect(end.data).toMatchObject({ call_id: id, status: 'completed', duration_seconds: 30, user_id: c.user })
@@ -94,7 +109,15 @@ describe('POST /v1/test_helpers/calls', () => {
 
     const log = await t.call('GET', `/v1/calls/${id}`, c)
     expect(log.status).toBe(200)
-    expect(log.body).toMatchObject({ id, status: 'completed', duration_seconds: 30, direction: 'inbound', user_id: c.user, from_label: 'Pat Caller', simulated: true })
+    expect(log.body).toMatchObject({
+      id,
+      status: 'completed',
+      duration_seconds: 30,
+      direction: 'inbound',
+      user_id: c.user,
+      from_label: 'Pat Caller',
+      simulated: true,
+    })
     expect(log.body.recording).toMatchObject({ object: 'recording', status: 'available', duration_seconds: 30 })
     expect(log.body.summary).toEqual(expect.any(String))
     const tr = await t.call('GET', `/v1/calls/${id}/transcript`, c)
@@ -124,7 +147,14 @@ describe('POST /v1/test_helpers/calls', () => {
     expect(r.status).toBe(200)
     expect(r.body.scenario).toEqual({ outcome: 'answered', ring_seconds: 5, talk_seconds: 30, voicemail_seconds: 15, recording: true })
     const evs = await eventsOf(c, r.body.id, 6)
-    expect(evs.map((e) => e.type)).toEqual(['call.initiated', 'call.answered', 'call.end', 'recording.available', 'recording.transcription.complete', 'recording.summary.complete'])
+    expect(evs.map((e) => e.type)).toEqual([
+      'call.initiated',
+      'call.answered',
+      'call.end',
+      'recording.available',
+      'recording.transcription.complete',
+      'recording.summary.complete',
+    ])
     expect(evs[0].data).toMatchObject({ direction: 'outbound', from_number: c.number, user_id: c.user, from_user_id: c.user })
     expect(evs[2].data).toMatchObject({ status: 'completed', duration_seconds: 30, user_id: c.user })
   })
@@ -140,7 +170,7 @@ describe('POST /v1/test_helpers/calls', () => {
     expect(Date.parse(ne.data.ended_at) - Date.parse(ni.data.started_at)).toBe(20_000)
     const [, be] = await eventsOf(c, busy.body.id, 2)
     expect(be.data).toMatchObject({ status: 'busy' })
-    await settle(150)
+    await quiescence(t, c.account, callActors(na.body.id, busy.body.id))
     expect(c.rx.events().filter((e) => e.data?.call_id === na.body.id || e.data?.call_id === busy.body.id)).toHaveLength(4)
     const log = await t.call('GET', `/v1/calls/${busy.body.id}`, c)
     expect(log.body).toMatchObject({ status: 'busy', recording: null })
@@ -171,13 +201,18 @@ describe('POST /v1/test_helpers/calls', () => {
     expect(newCall).toEqual(expect.any(String))
     const leg = await eventsOf(c, newCall, 3)
     expect(leg.map((e) => e.type)).toEqual(['call.initiated', 'call.answered', 'call.end'])
-    await settle(50)
+    await quiescence(t, c.account, callActors(r.body.id, newCall))
     const log = await t.call('GET', `/v1/calls/${newCall}`, c)
     expect(log.body).toMatchObject({ related_call: r.body.id, status: 'completed' })
   })
 
   test('an inbound voicemail deposits a voicemail: voicemail.new, then transcription and summary', async () => {
-    const r = await simulate(c, { user: c.user, from_number: '+15557654321', from_name: 'Vic', scenario: { outcome: 'voicemail', ring_seconds: 10, voicemail_seconds: 12 } })
+    const r = await simulate(c, {
+      user: c.user,
+      from_number: '+15557654321',
+      from_name: 'Vic',
+      scenario: { outcome: 'voicemail', ring_seconds: 10, voicemail_seconds: 12 },
+    })
     expect(r.body.scenario).toMatchObject({ outcome: 'voicemail', voicemail_seconds: 12 })
     const evs = await eventsOf(c, r.body.id, 7)
     expect(evs.map((e) => e.type)).toEqual([
@@ -196,13 +231,26 @@ describe('POST /v1/test_helpers/calls', () => {
     expect(evs[5].data).toMatchObject({ voicemail_id: vm.voicemail_id, status: 'completed' })
     const got = await t.call('GET', `/v1/voicemails/${vm.voicemail_id}?expand[]=call`, c)
     expect(got.status).toBe(200)
-    expect(got.body).toMatchObject({ id: vm.voicemail_id, object: 'voicemail', owner: c.user, call_id: r.body.id, duration_seconds: 12, is_read: false, call: { id: r.body.id, status: 'voicemail' } })
+    expect(got.body).toMatchObject({
+      id: vm.voicemail_id,
+      object: 'voicemail',
+      owner: c.user,
+      call_id: r.body.id,
+      duration_seconds: 12,
+      is_read: false,
+      call: { id: r.body.id, status: 'voicemail' },
+    })
     const list = await t.call('GET', `/v1/voicemails?owner=${c.user}`, c)
     expect(list.body.data.map((v: any) => v.id)).toContain(vm.voicemail_id)
   })
 
   test('outbound voicemail collapses to answered; durations are clamped to 120', async () => {
-    const r = await simulate(c, { user: c.user, direction: 'outbound', to_number: '+15551112222', scenario: { outcome: 'voicemail', ring_seconds: 500, talk_seconds: 121, recording: false } })
+    const r = await simulate(c, {
+      user: c.user,
+      direction: 'outbound',
+      to_number: '+15551112222',
+      scenario: { outcome: 'voicemail', ring_seconds: 500, talk_seconds: 121, recording: false },
+    })
     expect(r.status).toBe(200)
     expect(r.body.scenario).toEqual({ outcome: 'answered', ring_seconds: 120, talk_seconds: 120, voicemail_seconds: 15, recording: false })
     const [, , end] = await eventsOf(c, r.body.id, 3)
@@ -224,7 +272,10 @@ describe('the event stream', () => {
   test('GET /v1/events carries the simulated call’s events flat (call.ringing is webhook-only)', async () => {
     const c = await sandbox()
     const abort = new AbortController()
-    const res = await fetch(`${t.baseUrl}/v1/events`, { headers: { authorization: `Bearer ${c.key}`, 'service-account': c.account, accept: 'text/event-stream' }, signal: abort.signal })
+    const res = await fetch(`${t.baseUrl}/v1/events`, {
+      headers: { authorization: `Bearer ${c.key}`, 'service-account': c.account, accept: 'text/event-stream' },
+      signal: abort.signal,
+    })
     expect(res.status).toBe(200)
     const payloads: any[] = []
     const reading = (async () => {
@@ -251,10 +302,12 @@ describe('the event stream', () => {
       } catch {}
     })()
     const r = await simulate(c, { user: c.user, from_number: '+15550009999', scenario: { ring_seconds: 2, talk_seconds: 7, recording: false } })
-    const until = Date.now() + 10_000
-    while (!payloads.some((p) => p.event === 'call.end' && p.call_id === r.body.id) && Date.now() < until) await settle(20)
-    abort.abort()
-    await reading
+    try {
+      await until('call.end of the call on the stream', () => payloads.some((p) => p.event === 'call.end' && p.call_id === r.body.id), 10_000)
+    } finally {
+      abort.abort()
+      await reading
+    }
     const mine = payloads.filter((p) => p.call_id === r.body.id)
     expect(mine.map((p) => p.event)).toEqual(['call.incoming', 'call.answered', 'call.end'])
     expect(mine[2]).toMatchObject({ event: 'call.end', call_id: r.body.id, status: 'completed', duration_seconds: 7 })

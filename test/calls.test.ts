@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { startTestService } from './support/service'
+import { until } from './support/polling'
 
 const created: { key: string; account: string }[] = []
 // Registered before the service's own afterAll (which stops it), so it runs first.
@@ -20,15 +21,11 @@ let bob: string
 let number: string
 const ids: Record<string, string> = {}
 
-async function waitEnded(id: string, timeoutMs = 10_000) {
-  const until = Date.now() + timeoutMs
-  for (;;) {
+const waitEnded = (id: string) =>
+  until(`call ${id} to end`, async () => {
     const r = await t.call('GET', `/v1/calls/${id}`, c)
-    if (r.body?.status) return r.body
-    if (Date.now() > until) throw new Error(`call ${id} did not end: ${JSON.stringify(r.body)}`)
-    await new Promise((res) => setTimeout(res, 20))
-  }
-}
+    return r.body?.status ? r.body : undefined
+  })
 
 const sim = async (body: Record<string, unknown>) => {
   const r = await t.call('POST', '/v1/test_helpers/calls', { ...c, body })
@@ -114,13 +111,10 @@ describe('GET /v1/calls', () => {
     expect(none.status).toBe(404)
     expect(none.body.code).toBe('recording_not_found')
     // bobOut is recorded (default scenario); its transcript lands a few simulated seconds after the end
-    const until = Date.now() + 5000
-    let r
-    do {
-      r = await t.call('GET', `/v1/calls/${ids.bobOut}/transcript`, c)
-      if (r.status === 200 && r.body.status === 'completed') break
-      await new Promise((res) => setTimeout(res, 20))
-    } while (Date.now() < until)
+    const r = await until('the transcript of bobOut', async () => {
+      const got = await t.call('GET', `/v1/calls/${ids.bobOut}/transcript`, c)
+      return got.status === 200 && got.body.status === 'completed' && got
+    })
     expect(r.body).toMatchObject({ object: 'transcript', call_id: ids.bobOut, status: 'completed' })
   })
 
@@ -149,13 +143,11 @@ describe('GET /v1/me/calls', () => {
 
 describe('GET /v1/voicemails', () => {
   test('lists and gets voicemails, filters by owner and is_read', async () => {
-    const until = Date.now() + 5000
-    let list
-    do {
-      list = await t.call('GET', '/v1/voicemails', c)
-      if (list.body.data.length > 0) break
-      await new Promise((res) => setTimeout(res, 20))
-    } while (Date.now() < until)
+    // Once summarised, the voicemail does not change any more: the list and the single read agree.
+    const list = await until('a summarised voicemail', async () => {
+      const got = await t.call('GET', '/v1/voicemails', c)
+      return got.body.data.length > 0 && got.body.data[0].summary !== null && got
+    })
     expect(list.status).toBe(200)
     expect(list.body.data).toHaveLength(1)
     const vm = list.body.data[0]

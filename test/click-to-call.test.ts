@@ -3,13 +3,18 @@
  *
  * Validation names each offending field (details.user, details.dial_string,
  * details.did); an accepted request is recorded (audit log, Idempotency-Key) and
- * answered 202 with no body. Devices do not exist yet, so the registrar answers
- * "no registered device" for everyone and, as the spec says, nothing happens: no
- * call.* event is committed and no call log row appears.
+ * answered 202 with no body. The service runs with a spy registrar (the
+ * RegisteredDevices driver) that records whom it was asked about and answers "no
+ * registered device" for everyone: the route must ask it about the calling user of the
+ * account, and then, as the spec says, nothing happens: once the account is quiescent
+ * (test/support/quiescence.ts) no call.* event is committed, no call log row and no
+ * actor of the account exists.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, eq, like } from 'drizzle-orm'
 import { calls, events } from '../src/db/schema'
+import type { RegisteredDevices } from '../src/services/calls/registered-devices'
+import { actorsOfAccount, quiescence } from './support/quiescence'
 import { startTestService } from './support/service'
 
 const created: { key: string; account: string }[] = []
@@ -18,7 +23,16 @@ afterAll(async () => {
   for (const c of created) await t.call('DELETE', `/v1/accounts/${c.account}`, { key: c.key })
 })
 
-const t = await startTestService({ VOICE_CLOCK_SPEED: '200' })
+/** Every question the route asked the registrar, in order; it answers no device to each. */
+const consulted: { accountId: string; userId: string }[] = []
+const spyRegistrar: RegisteredDevices = {
+  ofUser: async (accountId, userId) => {
+    consulted.push({ accountId, userId })
+    return []
+  },
+}
+
+const t = await startTestService({ VOICE_CLOCK_SPEED: '200' }, { registeredDevices: spyRegistrar })
 
 type Ctx = { key: string; account: string; alice: string; bob: string; number: string }
 
@@ -36,10 +50,12 @@ async function sandbox(): Promise<Ctx> {
 
 const auth = (c: Ctx) => ({ key: c.key, account: c.account })
 const createCall = (c: Ctx, body: unknown, headers?: Record<string, string>) => t.call('POST', '/v1/calls', { ...auth(c), body, headers })
-const settle = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 async function callEvents(accountId: string) {
-  return t.service.database.db.select({ type: events.type }).from(events).where(and(eq(events.accountId, accountId), like(events.type, 'call.%')))
+  return t.service.database.db
+    .select({ type: events.type })
+    .from(events)
+    .where(and(eq(events.accountId, accountId), like(events.type, 'call.%')))
 }
 async function callRows(accountId: string) {
   return t.service.database.db.select({ id: calls.id }).from(calls).where(eq(calls.accountId, accountId))
@@ -60,6 +76,7 @@ beforeAll(async () => {
 
 describe('POST /v1/calls: accepted', () => {
   test('202 Accepted with no body; recorded in the audit log; with no registered device nothing happens', async () => {
+    consulted.length = 0
     const r = await createCall(c, { user: c.alice, dial_string: '101' })
     expect(r.status).toBe(202)
     expect(r.body).toBeUndefined()
@@ -68,14 +85,18 @@ describe('POST /v1/calls: accepted', () => {
     const logs = await audit(c, 'outcome=success')
     expect(logs).toHaveLength(1)
     expect(logs[0]).toMatchObject({ resource: c.alice, status_code: 202, request_id: r.headers.get('x-request-id') })
-    await settle(300) // 60 simulated seconds at VOICE_CLOCK_SPEED=200
+    // the registrar was asked about the caller, and answered no device
+    expect(consulted).toEqual([{ accountId: c.account, userId: c.alice }])
+    await quiescence(t, c.account, 'every actor of the account')
+    expect(await actorsOfAccount(t, c.account)).toEqual([])
     expect(await callEvents(c.account)).toEqual([])
     expect(await callRows(c.account)).toEqual([])
     expect((await t.call('GET', '/v1/calls', auth(c))).body.data).toEqual([])
   })
 
   test('every kind of destination is accepted, and none starts a call while no device is registered', async () => {
-    for (const dial_string of [
+    consulted.length = 0
+    const dialStrings = [
       '101', // extension of the account (internal)
       ' (1) 0-1 ', // formatting ignored
       c.bob, // user id of the account (internal)
@@ -84,13 +105,17 @@ describe('POST /v1/calls: accepted', () => {
       '5551234567', // NANP digits
       '15551234567',
       '933', // carrier test number
-    ]) {
+    ]
+    for (const dial_string of dialStrings) {
       const r = await createCall(c, { user: c.alice, dial_string })
       expect({ dial_string, status: r.status, body: r.body }).toEqual({ dial_string, status: 202, body: undefined })
     }
     const withDid = await createCall(c, { user: c.bob, dial_string: '+15551234567', did: c.number })
     expect(withDid.status).toBe(202)
-    await settle(300)
+    // each request asked the registrar about its caller, and was answered no device
+    expect(consulted).toEqual([...dialStrings.map(() => ({ accountId: c.account, userId: c.alice })), { accountId: c.account, userId: c.bob }])
+    await quiescence(t, c.account, 'every actor of the account')
+    expect(await actorsOfAccount(t, c.account)).toEqual([])
     expect(await callEvents(c.account)).toEqual([])
     expect(await callRows(c.account)).toEqual([])
   })

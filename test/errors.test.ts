@@ -58,7 +58,7 @@ describe('malformed JSON gives 400 invalid_json', () => {
   test('a JSON body nested far deeper than any request schema is refused as invalid_json, fast', async () => {
     const deep = '['.repeat(20_000) + ']'.repeat(20_000)
     expectErrorBody(await t.call('POST', '/v1/users', { ...k, rawBody: deep, headers: json }), 400, 'invalid_json')
-    const deepObject = '{"a":'.repeat(50_000) + '1' + '}'.repeat(50_000)
+    const deepObject = `${'{"a":'.repeat(50_000)}1${'}'.repeat(50_000)}`
     expectErrorBody(await t.call('POST', '/v1/users', { ...k, rawBody: deepObject, headers: json }), 400, 'invalid_json')
   })
 
@@ -100,7 +100,10 @@ describe('validation_error names each offending field in details', () => {
   })
 
   test('array items are reported with their index (config.e911_notification.emails[1])', async () => {
-    const r = await t.call('POST', `/v1/accounts/${a.id}`, { key: a.key, body: { config: { e911_notification: { emails: ['ok@example.com', 'not-an-email'] } } } })
+    const r = await t.call('POST', `/v1/accounts/${a.id}`, {
+      key: a.key,
+      body: { config: { e911_notification: { emails: ['ok@example.com', 'not-an-email'] } } },
+    })
     expectErrorBody(r, 400, 'validation_error')
     expect(r.body.details['config.e911_notification.emails[1]']).toBeString()
     expect(r.body.details['config.e911_notification.emails[0]']).toBeUndefined()
@@ -123,7 +126,10 @@ describe('validation_error names each offending field in details', () => {
     expectErrorBody(r, 400, 'validation_error')
     expect(r.body.details.name).toContain('200')
     const p = await t.platform()
-    const n = await t.call('POST', '/v1/accounts', { key: p.test_key, body: sampleAccount({ address: { city: 'c'.repeat(101), state: 'IL', postal_code: '62701' } }) })
+    const n = await t.call('POST', '/v1/accounts', {
+      key: p.test_key,
+      body: sampleAccount({ address: { city: 'c'.repeat(101), state: 'IL', postal_code: '62701' } }),
+    })
     expectErrorBody(n, 400, 'validation_error')
     expect(n.body.details['address.city']).toContain('100')
   })
@@ -133,7 +139,10 @@ describe('validation_error names each offending field in details', () => {
     expectErrorBody(r, 400, 'validation_error')
     expect(r.body.details.nickname).toBe('is not a known field')
     const p = await t.platform()
-    const n = await t.call('POST', '/v1/accounts', { key: p.test_key, body: sampleAccount({ address: { city: 'X', state: 'IL', postal_code: '1', planet: 'Earth' } }) })
+    const n = await t.call('POST', '/v1/accounts', {
+      key: p.test_key,
+      body: sampleAccount({ address: { city: 'X', state: 'IL', postal_code: '1', planet: 'Earth' } }),
+    })
     expectErrorBody(n, 400, 'validation_error')
     expect(n.body.details['address.planet']).toBe('is not a known field')
   })
@@ -158,7 +167,7 @@ describe('validation_error names each offending field in details', () => {
       ['limit=abc', 'limit'],
       ['limit=2.5', 'limit'],
       ['colour=red', 'colour'],
-      ['search=' + 's'.repeat(201), 'search'],
+      [`search=${'s'.repeat(201)}`, 'search'],
     ] as const) {
       const r = await t.call('GET', `/v1/users?${qs}`, k)
       expectErrorBody(r, 400, 'validation_error')
@@ -266,10 +275,20 @@ describe('X-Request-Id on every response', () => {
 describe('bodies are JSON only', () => {
   test('a form or multipart body is refused with 415 unsupported_media_type and nothing is created', async () => {
     const a = await t.account()
-    const form = await t.call('POST', '/v1/users', { key: a.key, account: a.id, rawBody: 'email=form%40example.com', headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+    const form = await t.call('POST', '/v1/users', {
+      key: a.key,
+      account: a.id,
+      rawBody: 'email=form%40example.com',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    })
     expect(form.status).toBe(415)
     expect(form.body.code).toBe('unsupported_media_type')
-    const text = await t.call('POST', '/v1/users', { key: a.key, account: a.id, rawBody: '{"email":"t@example.com"}', headers: { 'content-type': 'text/plain' } })
+    const text = await t.call('POST', '/v1/users', {
+      key: a.key,
+      account: a.id,
+      rawBody: '{"email":"t@example.com"}',
+      headers: { 'content-type': 'text/plain' },
+    })
     expect(text.status).toBe(415)
     const list = await t.call('GET', '/v1/users', { key: a.key, account: a.id })
     expect(list.body.data).toHaveLength(0)
@@ -277,7 +296,12 @@ describe('bodies are JSON only', () => {
 
   test('application/json with a charset parameter is JSON', async () => {
     const a = await t.account()
-    const r = await t.call('POST', '/v1/users', { key: a.key, account: a.id, rawBody: '{"email":"cs@example.com"}', headers: { 'content-type': 'application/json; charset=utf-8' } })
+    const r = await t.call('POST', '/v1/users', {
+      key: a.key,
+      account: a.id,
+      rawBody: '{"email":"cs@example.com"}',
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    })
     expect(r.status).toBe(200)
   })
 })

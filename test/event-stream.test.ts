@@ -51,7 +51,8 @@ else if (!NATS_URL) console.log('[event-stream] NATS cross-service test skipped:
 /** Two processes on one database, without NATS: they see each other's commits by polling. */
 const polled = DATABASE_URL ? [await service(), await service()] : []
 /** Two processes on one database and one NATS, polling nearly off. */
-const natsPair = DATABASE_URL && NATS_URL ? [await service({ NATS_URL, EVENT_STREAM_POLL_S: '600' }), await service({ NATS_URL, EVENT_STREAM_POLL_S: '600' })] : []
+const natsPair =
+  DATABASE_URL && NATS_URL ? [await service({ NATS_URL, EVENT_STREAM_POLL_S: '600' }), await service({ NATS_URL, EVENT_STREAM_POLL_S: '600' })] : []
 
 /** Waits for a condition, bounded; fails with `what` if it never holds. */
 async function until<T>(what: string, probe: () => T | undefined | false, ms = 10_000): Promise<T> {
@@ -224,7 +225,11 @@ describe('GET /v1/events', () => {
     const a = await setup()
     const s = await Stream.open(t, a.k)
     // One of every type in the catalog, in one transaction.
-    const all = await emit(t, a.id, EVENT_TYPES.map((type) => ({ type })))
+    const all = await emit(
+      t,
+      a.id,
+      EVENT_TYPES.map((type) => ({ type })),
+    )
     // Non-call types through the sandbox helper (the mutation path, with its bus wake-up), and one stream type.
     for (const event of ['fax.received', 'queue.call.queued', 'user.created', 'device.provisioned', 'call.mobile_push_wakeup']) {
       const r = await t.call('POST', '/v1/test_helpers/events', { ...a.k, body: { event } })
@@ -251,7 +256,10 @@ describe('GET /v1/events', () => {
     const stranger = await setup()
     const sa = await Stream.open(t, a.k)
     const sb = await Stream.open(t, { key: a.key, account: sibling.body.id })
-    const others = [...(await emit(t, sibling.body.id, [{ type: 'call.initiated' }, { type: 'call.end' }])), ...(await emit(t, stranger.id, [{ type: 'call.answered' }]))]
+    const others = [
+      ...(await emit(t, sibling.body.id, [{ type: 'call.initiated' }, { type: 'call.end' }])),
+      ...(await emit(t, stranger.id, [{ type: 'call.answered' }])),
+    ]
     const [mine] = await emit(t, a.id, [{ type: 'call.initiated' }])
     await sa.waitFor(mine!.id)
     await sb.waitFor(others[1]!.id)

@@ -154,7 +154,12 @@ describe('list extensions', () => {
     const u1 = await user(c)
     const u2 = await user(c)
     await create(other, { number: '600', target: await user(other) })
-    for (const [number, target] of [['601', u1], ['602', u2], ['603', u1], ['604', u2]] as const) {
+    for (const [number, target] of [
+      ['601', u1],
+      ['602', u2],
+      ['603', u1],
+      ['604', u2],
+    ] as const) {
       expect((await create(c, { number, target })).status).toBe(200)
       clock.advance(1000)
     }
@@ -198,7 +203,11 @@ describe('get, update, delete an extension (by number)', () => {
     const other = await ctx(p.test_key)
     await create(other, { number: '710', target: await user(other) })
     for (const number of ['999', '710', 'abc', '1234567890123']) {
-      for (const [method, body] of [['GET', undefined], ['POST', { status: 'inactive' }], ['DELETE', undefined]] as const) {
+      for (const [method, body] of [
+        ['GET', undefined],
+        ['POST', { status: 'inactive' }],
+        ['DELETE', undefined],
+      ] as const) {
         const r = await t.call(method, `/v1/extensions/${number}`, { ...c, body })
         expect([number, method, r.status, r.body.code]).toEqual([number, method, 404, 'extension_not_found'])
       }

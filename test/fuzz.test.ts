@@ -18,8 +18,9 @@ const t = await startTestService()
 const a = await t.account()
 const user = (await t.call('POST', '/v1/users', { key: a.key, account: a.id, body: { email: 'fuzz-target@example.com', name: 'Fuzz Target' } })).body
 const userSession = (await t.call('POST', '/v1/user_sessions', { key: a.key, body: { user: user.id } })).body.client_secret as string
-const accountSession = (await t.call('POST', '/v1/account_sessions', { key: a.key, body: { account: a.id, components: { account_onboarding: { enabled: true } } } })).body
-  .client_secret as string
+const accountSession = (
+  await t.call('POST', '/v1/account_sessions', { key: a.key, body: { account: a.id, components: { account_onboarding: { enabled: true } } } })
+).body.client_secret as string
 const extension = (await t.call('POST', '/v1/extensions', { key: a.key, account: a.id, body: { number: '101', target: user.id } })).body
 const locationId = a.account.main_location as string
 
@@ -73,11 +74,34 @@ const anyText = fc.oneof(
   fc.string({ maxLength: 40 }),
   fc.string({ unit: 'grapheme', maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 20 }), // lone surrogates included
-  fc.constantFrom('', ' ', '\u0000', 'a\u0000b', '\ud800', '\udfff', '😀', 'é', '%', '%00', '../..', '<script>', "' OR 1=1 --", '\\', '"', 'null', '0', '-1', '1e309', 'NaN'),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\u0000',
+    'a\u0000b',
+    '\ud800',
+    '\udfff',
+    '😀',
+    'é',
+    '%',
+    '%00',
+    '../..',
+    '<script>',
+    "' OR 1=1 --",
+    '\\',
+    '"',
+    'null',
+    '0',
+    '-1',
+    '1e309',
+    'NaN',
+  ),
   fc.integer({ min: 100, max: 3000 }).map((n) => 'x'.repeat(n)),
 )
 
-const percentBytes = fc.uint8Array({ minLength: 1, maxLength: 40 }).map((bytes) => [...bytes].map((b) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`).join(''))
+const percentBytes = fc
+  .uint8Array({ minLength: 1, maxLength: 40 })
+  .map((bytes) => [...bytes].map((b) => `%${b.toString(16).padStart(2, '0').toUpperCase()}`).join(''))
 const safeEncode = (s: string) => {
   try {
     return encodeURIComponent(s)
@@ -101,13 +125,60 @@ const pathId = (param: string) =>
 // ---- query strings -----------------------------------------------------------------
 
 const queryKey = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom('limit', 'page', 'expand[]', 'search', 'event', 'resource', 'actor', 'outcome', 'ip_address', 'request_id', 'created_after', 'created_before', 'target', 'status', 'for_device') },
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom(
+      'limit',
+      'page',
+      'expand[]',
+      'search',
+      'event',
+      'resource',
+      'actor',
+      'outcome',
+      'ip_address',
+      'request_id',
+      'created_after',
+      'created_before',
+      'target',
+      'status',
+      'for_device',
+    ),
+  },
   { weight: 1, arbitrary: anyText },
 )
 const queryValue = fc.oneof(
-  { weight: 2, arbitrary: fc.constantFrom('0', '1', '10', '100', '101', '-1', '1.5', '1e2', '1e999', 'abc', '', 'true', 'extensions', 'pricing', 'success', 'failure', '2026-01-01T00:00:00Z', 'not-a-date', '9999-99-99T99:99:99Z') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      '0',
+      '1',
+      '10',
+      '100',
+      '101',
+      '-1',
+      '1.5',
+      '1e2',
+      '1e999',
+      'abc',
+      '',
+      'true',
+      'extensions',
+      'pricing',
+      'success',
+      'failure',
+      '2026-01-01T00:00:00Z',
+      'not-a-date',
+      '9999-99-99T99:99:99Z',
+    ),
+  },
   { weight: 2, arbitrary: anyText },
-  { weight: 1, arbitrary: fc.string({ unit: headerChar, minLength: 10, maxLength: 300 }).map((s) => `${Buffer.from(s).toString('base64url')}.${Buffer.from(s.slice(0, 16)).toString('base64url')}`) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .string({ unit: headerChar, minLength: 10, maxLength: 300 })
+      .map((s) => `${Buffer.from(s).toString('base64url')}.${Buffer.from(s.slice(0, 16)).toString('base64url')}`),
+  },
 )
 const query = fc.oneof(
   { weight: 3, arbitrary: fc.constant('') },
@@ -118,7 +189,24 @@ const query = fc.oneof(
       return qs ? `?${qs}` : ''
     }),
   },
-  { weight: 2, arbitrary: fc.constantFrom('?', '?&&', '?limit', '?limit=', '?page', '?expand[]', '?expand[]=extensions&expand[]=extensions&expand[]=extensions', '?a=%ZZ', '?%', '?limit=5&limit=6', '?expand=extensions', '?page=a.b', '?page=..') },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(
+      '?',
+      '?&&',
+      '?limit',
+      '?limit=',
+      '?page',
+      '?expand[]',
+      '?expand[]=extensions&expand[]=extensions&expand[]=extensions',
+      '?a=%ZZ',
+      '?%',
+      '?limit=5&limit=6',
+      '?expand=extensions',
+      '?page=a.b',
+      '?page=..',
+    ),
+  },
   { weight: 1, arbitrary: percentBytes.map((p) => `?${p}=${p}`) },
 )
 
@@ -128,7 +216,18 @@ const authorization = (adminRoute: boolean) =>
   fc.oneof(
     { weight: 14, arbitrary: fc.constant(adminRoute ? `Bearer ${ADMIN_TOKEN}` : `Bearer ${a.key}`) },
     { weight: 2, arbitrary: fc.constant(undefined) },
-    { weight: 1, arbitrary: fc.constantFrom(`Bearer ${accountSession}`, `Bearer ${userSession}`, `bearer ${a.key}  `, `Bearer ${a.key} extra`, 'Bearer', 'Bearer ', 'Basic dXNlcjpwYXNz') },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(
+        `Bearer ${accountSession}`,
+        `Bearer ${userSession}`,
+        `bearer ${a.key}  `,
+        `Bearer ${a.key} extra`,
+        'Bearer',
+        'Bearer ',
+        'Basic dXNlcjpwYXNz',
+      ),
+    },
     { weight: 1, arbitrary: headerText(200).map((s) => `Bearer ${s}`) },
     { weight: 1, arbitrary: headerText(100).map((s) => `Bearer sk_test_${s}`) },
     { weight: 1, arbitrary: fc.integer({ min: 250, max: 5000 }).map((n) => `Bearer sk_live_${'k'.repeat(n)}`) },
@@ -136,7 +235,10 @@ const authorization = (adminRoute: boolean) =>
       weight: 1,
       arbitrary: fc
         .tuple(fc.jsonValue(), fc.jsonValue(), headerText(40))
-        .map(([h, p, s]) => `Bearer ${Buffer.from(JSON.stringify(h) ?? '').toString('base64url')}.${Buffer.from(JSON.stringify(p) ?? '').toString('base64url')}.${Buffer.from(s).toString('base64url')}`),
+        .map(
+          ([h, p, s]) =>
+            `Bearer ${Buffer.from(JSON.stringify(h) ?? '').toString('base64url')}.${Buffer.from(JSON.stringify(p) ?? '').toString('base64url')}.${Buffer.from(s).toString('base64url')}`,
+        ),
     },
     { weight: 1, arbitrary: headerText(120) },
   )
@@ -182,9 +284,15 @@ const contentType = fc.oneof(
 
 type Body = string | Uint8Array | undefined
 
-const deep = fc.integer({ min: 30, max: 5000 }).chain((n) =>
-  fc.constantFrom('['.repeat(n) + ']'.repeat(n), '{"a":'.repeat(n) + '1' + '}'.repeat(n), `{"email":"d@example.com","name":${'['.repeat(n)}${']'.repeat(n)}}`),
-)
+const deep = fc
+  .integer({ min: 30, max: 5000 })
+  .chain((n) =>
+    fc.constantFrom(
+      '['.repeat(n) + ']'.repeat(n),
+      `${'{"a":'.repeat(n)}1${'}'.repeat(n)}`,
+      `{"email":"d@example.com","name":${'['.repeat(n)}${']'.repeat(n)}}`,
+    ),
+  )
 
 /** A body that passes validation, with one text field replaced by other text (it may still pass, and reach the database). */
 const textBody = (template: Record<string, unknown> | undefined) =>
@@ -197,9 +305,11 @@ const textBody = (template: Record<string, unknown> | undefined) =>
 
 /** A body that passes validation, with one field replaced by something else. */
 const bentBody = (template: Record<string, unknown> | undefined) =>
-  fc.tuple(fc.constantFrom(...Object.keys(template ?? { email: 1 }), 'name', 'extra', 'address', 'config'), fc.oneof(fc.jsonValue({ maxDepth: 3 }), anyText)).map(([field, value]) => {
-    return JSON.stringify({ ...(template ?? {}), [field]: value })
-  })
+  fc
+    .tuple(fc.constantFrom(...Object.keys(template ?? { email: 1 }), 'name', 'extra', 'address', 'config'), fc.oneof(fc.jsonValue({ maxDepth: 3 }), anyText))
+    .map(([field, value]) => {
+      return JSON.stringify({ ...(template ?? {}), [field]: value })
+    })
 
 const body = (template: Record<string, unknown> | undefined): fc.Arbitrary<Body> =>
   fc.oneof(
@@ -211,7 +321,10 @@ const body = (template: Record<string, unknown> | undefined): fc.Arbitrary<Body>
     { weight: 2, arbitrary: fc.json({ maxDepth: 3 }) },
     { weight: 1, arbitrary: fc.dictionary(anyText, fc.jsonValue({ maxDepth: 2 }), { maxKeys: 5 }).map((v) => JSON.stringify(v)) },
     { weight: 1, arbitrary: deep },
-    { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 300_000 }).map((n) => JSON.stringify({ email: `${'x'.repeat(n)}@example.com`, name: 'y'.repeat(n) })) },
+    {
+      weight: 1,
+      arbitrary: fc.integer({ min: 1_000, max: 300_000 }).map((n) => JSON.stringify({ email: `${'x'.repeat(n)}@example.com`, name: 'y'.repeat(n) })),
+    },
     { weight: 1, arbitrary: fc.constant(JSON.stringify({ email: 'big@example.com', name: 'z'.repeat(1_100_000) })) },
     { weight: 2, arbitrary: fc.string({ maxLength: 200 }) },
     { weight: 2, arbitrary: fc.uint8Array({ maxLength: 300 }) },
@@ -255,7 +368,10 @@ const attempt = fc
     const admin = route.path.startsWith('/admin')
     return fc.record({
       route: fc.constant(route),
-      method: fc.oneof({ weight: 12, arbitrary: fc.constant(route.method) }, { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS', 'HEAD') }),
+      method: fc.oneof(
+        { weight: 12, arbitrary: fc.constant(route.method) },
+        { weight: 1, arbitrary: fc.constantFrom('GET', 'POST', 'DELETE', 'PUT', 'PATCH', 'OPTIONS', 'HEAD') },
+      ),
       ids: fc.tuple(...params.map((p) => pathId(p))),
       query: query,
       authorization: authorization(admin),

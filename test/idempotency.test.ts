@@ -267,8 +267,16 @@ describe('the request is compared by meaning, not by byte order', () => {
   test('the same fields in another order replay the first answer instead of 422', async () => {
     const s = await setup()
     const k = key()
-    const a = await t.call('POST', '/v1/users', { ...s.k, rawBody: '{"email":"order@example.com","name":"Ord"}', headers: { ...idem(k), 'content-type': 'application/json' } })
-    const b = await t.call('POST', '/v1/users', { ...s.k, rawBody: '{"name":"Ord","email":"order@example.com"}', headers: { ...idem(k), 'content-type': 'application/json' } })
+    const a = await t.call('POST', '/v1/users', {
+      ...s.k,
+      rawBody: '{"email":"order@example.com","name":"Ord"}',
+      headers: { ...idem(k), 'content-type': 'application/json' },
+    })
+    const b = await t.call('POST', '/v1/users', {
+      ...s.k,
+      rawBody: '{"name":"Ord","email":"order@example.com"}',
+      headers: { ...idem(k), 'content-type': 'application/json' },
+    })
     expect(a.status).toBe(200)
     expect(b.status).toBe(200)
     expect(b.headers.get('idempotent-replayed')).toBe('true')

@@ -8,7 +8,9 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { conformanceOf } from './support/openapi-conformance'
 import { startTestService } from './support/service'
+import { STABLE_CODES, type StableCode } from '../src/errors'
 
 const ROOT = join(import.meta.dir, '..')
 /** Served with a public-looking BASE_URL: the document's server is BASE_URL. */
@@ -91,7 +93,8 @@ describe('GET /v1/openapi.json', () => {
       if (method === 'post' || method === 'delete' || method === 'put') {
         expect(params.some((x) => x.in === 'header' && x.name === 'Idempotency-Key')).toBe(true)
       }
-      for (const p of params) expect({ at: `${method} ${path} ${p.name}`, schema: typeof p.schema }).toEqual({ at: `${method} ${path} ${p.name}`, schema: 'object' })
+      for (const p of params)
+        expect({ at: `${method} ${path} ${p.name}`, schema: typeof p.schema }).toEqual({ at: `${method} ${path} ${p.name}`, schema: 'object' })
     }
     // Account-scoped operations take the Service-Account header; platform-level ones do not.
     const header = (m: string, p: string) => (doc.paths[p][m].parameters ?? []).some((x: any) => x.in === 'header' && x.name === 'Service-Account')
@@ -107,8 +110,14 @@ describe('GET /v1/openapi.json', () => {
       for (const s of ['400', '401', '403', '429', '500']) expect({ at, has: statuses.includes(s) ? s : undefined }).toEqual({ at, has: s })
       for (const s of statuses.filter((s) => /^[45]\d\d$/.test(s))) {
         const r = op.responses[s]
-        expect(r.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Error' })
-        expect({ at, s, codes: /Codes: [a-z_]+/.test(r.description) }).toEqual({ at, s, codes: true })
+        // the Error body, its code narrowed to the codes listed in the description (and only those)
+        const listed = /Codes: ([a-z_, ]+)/.exec(r.description)?.[1]?.split(', ')
+        expect({ at, s, codes: listed !== undefined }).toEqual({ at, s, codes: true })
+        expect(r.content['application/json'].schema).toEqual({
+          allOf: [{ $ref: '#/components/schemas/Error' }, { type: 'object', properties: { code: { type: 'string', enum: listed } } }],
+        })
+        for (const code of listed!)
+          expect({ at, s, code, stable: STABLE_CODES[code as StableCode]?.status as number | undefined }).toEqual({ at, s, code, stable: Number(s) })
       }
       expect(op.responses['401'].description).toContain('unauthorized')
       expect(op.responses['429'].description).toContain('rate_limited')
@@ -131,10 +140,35 @@ describe('GET /v1/openapi.json', () => {
       const schema = op.responses['200'].content['application/json'].schema
       expect(schema.required).toEqual(['object', 'url', 'next_page_url', 'previous_page_url', 'data'])
       expect(schema.properties.data.type).toBe('array')
+      // the items are the resource, not list envelopes again
+      expect({ at: `${method} ${path}`, item: schema.properties.data.items.properties?.object?.const }).not.toEqual({ at: `${method} ${path}`, item: 'list' })
       const limit = op.parameters.find((p: any) => p.in === 'query' && p.name === 'limit')
-      expect({ at: `${method} ${path}`, limit: limit?.schema }).toMatchObject({ at: `${method} ${path}`, limit: { type: 'integer', minimum: 1, maximum: 100, default: 10 } })
+      expect({ at: `${method} ${path}`, limit: limit?.schema }).toMatchObject({
+        at: `${method} ${path}`,
+        limit: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
+      })
       expect(limit.schema.anyOf).toBeUndefined()
     }
+  })
+
+  test('the harness holds every answer to the document: an undocumented status, a body off its schema, an unlisted code are caught', async () => {
+    const checker = (await conformanceOf(t.baseUrl))!
+    const url = `${t.baseUrl}/v1/users`
+    const json = 'application/json'
+    const envelope = { object: 'list', url: '/v1/users', next_page_url: null, previous_page_url: null }
+    expect(checker.check({ method: 'GET', url, status: 200, contentType: json, text: JSON.stringify({ ...envelope, data: [] }) })).toEqual([])
+    expect(checker.check({ method: 'GET', url, status: 200, contentType: json, text: JSON.stringify({ ...envelope, data: [{ id: 7 }] }) })[0]).toContain(
+      'does not match the documented schema',
+    )
+    // the bug this replaced: a list of list envelopes
+    expect(
+      checker.check({ method: 'GET', url, status: 200, contentType: json, text: JSON.stringify({ ...envelope, data: [{ ...envelope, data: [] }] }) }),
+    ).not.toEqual([])
+    expect(checker.check({ method: 'GET', url, status: 418, contentType: json, text: '{}' })[0]).toContain('documents no 418 response')
+    const conflict = (code: string) => checker.check({ method: 'POST', url, status: 409, contentType: json, text: JSON.stringify({ error: 'x', code }) })
+    expect(conflict('user_email_taken')).toEqual([])
+    expect(conflict('some_new_code')[0]).toContain('/code must be equal to one of the allowed values')
+    expect(checker.check({ method: 'GET', url: `${t.baseUrl}/v1/no-such-route`, status: 404, contentType: json, text: '{}' })).toEqual([])
   })
 
   test('request bodies are JSON and come from the schemas that validate requests', () => {

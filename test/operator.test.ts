@@ -9,10 +9,10 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Subprocess } from 'bun'
 import { createHash, randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { PGlite } from '@electric-sql/pglite'
+import { sql } from 'drizzle-orm'
+import { openDatabase } from '../src/db/client'
+import { freshDataDir } from './support/data-dir'
 import postgres from 'postgres'
 import { callApi, sampleAccount } from './support/service'
 import { collectOutput, freePort } from './support/scratch-postgres'
@@ -24,9 +24,33 @@ const SLOW = 60_000
 
 /** Every setting the service reads: cleared from the inherited environment so each process gets exactly what a test gives it. */
 const SETTINGS = [
-  'PORT', 'HOST', 'BASE_URL', 'DATA_DIR', 'DATABASE_URL', 'NATS_URL', 'VOICE_TEST_KEY', 'VOICE_LIVE_KEY', 'VOICE_LIVE_ENABLED',
-  'VOICE_ADMIN_TOKEN', 'VOICE_CLOCK_SPEED', 'WEBHOOK_RETRY_INTERVAL_S', 'WEBHOOK_TIMEOUT_S', 'WEBHOOK_ALLOW_PRIVATE_TARGETS',
-  'SIP_PORT', 'RATE_LIMIT_PER_SECOND', 'RATE_LIMIT_BURST', 'LOG_LEVEL',
+  'PORT',
+  'HOST',
+  'BASE_URL',
+  'DATA_DIR',
+  'DATABASE_URL',
+  'NATS_URL',
+  'VOICE_TEST_KEY',
+  'VOICE_LIVE_KEY',
+  'VOICE_LIVE_ENABLED',
+  'VOICE_ADMIN_TOKEN',
+  'VOICE_CLOCK_SPEED',
+  'WEBHOOK_RETRY_INTERVAL_S',
+  'WEBHOOK_TIMEOUT_S',
+  'WEBHOOK_ALLOW_PRIVATE_TARGETS',
+  'SIP_PORT',
+  'SIP_HOST',
+  'RTP_PORT_MIN',
+  'RTP_PORT_MAX',
+  'SMTP_URL',
+  'MAIL_FROM',
+  'EVENT_STREAM_HEARTBEAT_S',
+  'EVENT_STREAM_POLL_S',
+  'SHARD_LEASE_MS',
+  'EMBEDDED_DATABASE',
+  'RATE_LIMIT_PER_SECOND',
+  'RATE_LIMIT_BURST',
+  'LOG_LEVEL',
 ]
 
 function baseEnv(extra: Record<string, string>): Record<string, string> {
@@ -36,7 +60,6 @@ function baseEnv(extra: Record<string, string>): Record<string, string> {
   if (process.env.NATS_URL) env.NATS_URL = process.env.NATS_URL
   return { ...env, HOST: '127.0.0.1', SIP_PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_PER_SECOND: '0', ...extra }
 }
-
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex')
 const randomKey = (mode: 'test' | 'live') => `sk_${mode}_${randomBytes(18).toString('base64url')}`
@@ -51,7 +74,6 @@ interface Running {
 }
 
 const running = new Set<Running>()
-
 
 async function startServer(env: Record<string, string>, args: string[] = []): Promise<Running> {
   const port = await freePort()
@@ -141,21 +163,19 @@ async function freshStore(memory = false): Promise<Store> {
     }
   }
   if (memory) return { env: { DATA_DIR: 'memory://' }, keyRows: async () => [], dispose: async () => {} }
-  const dir = mkdtempSync(join(tmpdir(), 'voice-operator-'))
-  const dataDir = join(dir, 'data')
+  const { dataDir, dispose } = freshDataDir('operator')
   return {
     env: { DATA_DIR: dataDir },
     async keyRows() {
-      const db = new PGlite(dataDir)
+      // The server is stopped: opening the folder runs its embedded PostgreSQL server for the time of the read.
+      const database = await openDatabase({ dataDir })
       try {
-        return (await db.query<Record<string, unknown>>('select * from api_keys')).rows
+        return (await database.db.execute(sql`select * from api_keys`)) as unknown as Record<string, unknown>[]
       } finally {
-        await db.close()
+        await database.close()
       }
     },
-    async dispose() {
-      rmSync(dir, { recursive: true, force: true })
-    },
+    dispose,
   }
 }
 
@@ -379,6 +399,7 @@ describe('bad configuration stops the process with a readable message', () => {
     ['DATABASE_URL that is not postgres', { DATABASE_URL: 'mysql://user:secret@127.0.0.1/db' }, /DATABASE_URL must use postgres:/],
     ['VOICE_LIVE_ENABLED=yes', { VOICE_LIVE_ENABLED: 'yes' }, /VOICE_LIVE_ENABLED must be 1 or 0/],
     ['a short VOICE_ADMIN_TOKEN', { VOICE_ADMIN_TOKEN: 'short' }, /VOICE_ADMIN_TOKEN must be at least 16 characters/],
+    ['SIP_HOST that is not an address', { SIP_HOST: 'pbx.example.com' }, /SIP_HOST must be an IPv4 or IPv6 address/],
   ]
   for (const [name, env, message] of cases) {
     test(name, async () => {

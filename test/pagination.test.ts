@@ -126,7 +126,8 @@ describe('order and walking', () => {
   test('rows created in the same instant still come out in one stable order, each exactly once', async () => {
     const a = await t.account()
     // No clock movement: every user shares created_at, so the id breaks the tie.
-    for (let i = 0; i < 7; i++) expect((await t.call('POST', '/v1/users', { key: a.key, account: a.id, body: { email: `same${i}@example.com` } })).status).toBe(200)
+    for (let i = 0; i < 7; i++)
+      expect((await t.call('POST', '/v1/users', { key: a.key, account: a.id, body: { email: `same${i}@example.com` } })).status).toBe(200)
     const all = (await t.call('GET', '/v1/users?limit=100', { key: a.key, account: a.id })).body.data.map((u: { id: string }) => u.id)
     const { seen } = await walk('/v1/users?limit=2', { key: a.key, account: a.id })
     expect(seen).toEqual(all)

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
 import { manualClock } from '../src/clock'
 import { phoneNumbers } from '../src/db/schema'
-import { firstActiveNumber } from '../src/services/phone-numbers'
+import { firstActiveNumber } from '../src/services/numbers/phone-numbers'
 import { startTestService } from './support/service'
 
 const clock = manualClock('2026-05-04T09:00:00.000Z')
@@ -68,7 +68,16 @@ describe('phone numbers', () => {
       expect(r.body).toMatchObject({ object: 'list', url: '/v1/available-phone-numbers', next_page_url: null, previous_page_url: null })
       expect(r.body.data).toHaveLength(10)
       for (const o of r.body.data) {
-        expect(o).toEqual({ object: 'available_phone_number', phone_number: expect.stringMatching(SANDBOX), area_code: '500', npa_nxx: '500555', city: null, state: null, zip: null, country: 'US' })
+        expect(o).toEqual({
+          object: 'available_phone_number',
+          phone_number: expect.stringMatching(SANDBOX),
+          area_code: '500',
+          npa_nxx: '500555',
+          city: null,
+          state: null,
+          zip: null,
+          country: 'US',
+        })
         expect(RESERVED).not.toContain(o.phone_number)
       }
       const numbers = r.body.data.map((o: any) => o.phone_number)
@@ -105,7 +114,20 @@ describe('phone numbers', () => {
 
     test('bad queries are 400 validation_error', async () => {
       const c = await ctx()
-      for (const qs of ['quantity=0', 'quantity=101', 'quantity=abc', 'quantity=1.5', 'area_code=50', 'area_code=abc', 'npa_nxx=5005', 'zip=123', 'state=Illinois', 'city=', 'color=red', 'limit=5']) {
+      for (const qs of [
+        'quantity=0',
+        'quantity=101',
+        'quantity=abc',
+        'quantity=1.5',
+        'area_code=50',
+        'area_code=abc',
+        'npa_nxx=5005',
+        'zip=123',
+        'state=Illinois',
+        'city=',
+        'color=red',
+        'limit=5',
+      ]) {
         const r = await t.call('GET', `/v1/available-phone-numbers?${qs}`, c)
         expect([qs, r.status, r.body.code]).toEqual([qs, 400, 'validation_error'])
       }
@@ -165,7 +187,16 @@ describe('phone numbers', () => {
       const c = await ctx()
       const [n] = await fresh(c, 1)
       const many = Array.from({ length: 101 }, (_, i) => `+1500555${String(i).padStart(4, '0')}`)
-      for (const body of [{}, { phone_numbers: [] }, { phone_numbers: many }, { phone_numbers: [n, n] }, { phone_numbers: ['15005550000'] }, { phone_numbers: 'x' }, { phone_numbers: [n], extra: 1 }, { phone_numbers: [42] }]) {
+      for (const body of [
+        {},
+        { phone_numbers: [] },
+        { phone_numbers: many },
+        { phone_numbers: [n, n] },
+        { phone_numbers: ['15005550000'] },
+        { phone_numbers: 'x' },
+        { phone_numbers: [n], extra: 1 },
+        { phone_numbers: [42] },
+      ]) {
         const r = await t.call('POST', '/v1/phone-number-orders', { ...c, body })
         expect([body, r.status, r.body.code]).toEqual([body, 400, 'validation_error'])
       }
@@ -203,7 +234,10 @@ describe('phone numbers', () => {
       const b = await ctx()
       const [x] = await fresh(a, 1)
       await orderOk(a, [x!])
-      await db.update(phoneNumbers).set({ status: 'released' }).where(and(eq(phoneNumbers.accountId, a.account), eq(phoneNumbers.number, x!)))
+      await db
+        .update(phoneNumbers)
+        .set({ status: 'released' })
+        .where(and(eq(phoneNumbers.accountId, a.account), eq(phoneNumbers.number, x!)))
       expect(await available(b, '?quantity=100')).toContain(x!)
       await orderOk(b, [x!])
       expect(await heldNumbers(b)).toEqual([x])
@@ -281,7 +315,7 @@ describe('phone numbers', () => {
       const results = await Promise.all(racers.map((c, i) => order(c, asks[i])))
       for (const r of results) expect([409, 200]).toContain(r.status)
       const held = await Promise.all(racers.map((c) => heldNumbers(c)))
-      results.forEach((r, i) => expect(held[i]).toEqual(r.status === 200 ? [...asks[i]!].sort() : []))
+      for (const [i, r] of results.entries()) expect(held[i]).toEqual(r.status === 200 ? [...asks[i]!].sort() : [])
       expect(results.filter((r) => r.status === 200).length).toBeGreaterThanOrEqual(1)
       expect(held.flat().length).toBe(new Set(held.flat()).size)
     })
@@ -373,7 +407,10 @@ describe('phone numbers', () => {
   describe('credentials', () => {
     test('an account session with account_onboarding can search, order and read; no credentials is 401', async () => {
       const c = await ctx()
-      const s = await t.call('POST', '/v1/account_sessions', { key: c.key, body: { account: c.account, components: { account_onboarding: { enabled: true } } } })
+      const s = await t.call('POST', '/v1/account_sessions', {
+        key: c.key,
+        body: { account: c.account, components: { account_onboarding: { enabled: true } } },
+      })
       const token = { key: s.body.client_secret as string }
       const [x] = await available(token, '?quantity=1')
       expect((await order(token, [x])).status).toBe(200)

@@ -49,7 +49,10 @@ describe('429 rate_limited with Retry-After', () => {
     expectRateLimited(refused)
     const post = await t.call('POST', '/v1/accounts', { key: p.test_key, body: {} })
     expectRateLimited(post)
-    const rows = await t.service.database.db.select().from(auditLogs).where(eq(auditLogs.requestId, post.headers.get('x-request-id')!))
+    const rows = await t.service.database.db
+      .select()
+      .from(auditLogs)
+      .where(eq(auditLogs.requestId, post.headers.get('x-request-id')!))
     expect(rows).toHaveLength(1)
     expect(rows[0]).toMatchObject({ event: 'createAccount', outcome: 'failure', statusCode: 429, credential: 'secret_key' })
   })

@@ -48,7 +48,10 @@ const b64url = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64ur
 describe('account sessions: POST /v1/account_sessions', () => {
   test('response: account, client_secret (JWT), expires_at one hour ahead; components echoed', async () => {
     const a = await t.account()
-    const r = await t.call('POST', '/v1/account_sessions', { key: a.key, body: { account: a.id, components: { call_logs: { enabled: true }, voicemails: { enabled: false } } } })
+    const r = await t.call('POST', '/v1/account_sessions', {
+      key: a.key,
+      body: { account: a.id, components: { call_logs: { enabled: true }, voicemails: { enabled: false } } },
+    })
     expect(r.status).toBe(200)
     expect(r.body.object).toBe('account_session')
     expect(r.body.account).toBe(a.id)
@@ -74,7 +77,10 @@ describe('account sessions: POST /v1/account_sessions', () => {
 
   test('an unknown component name is refused (validation_error naming it)', async () => {
     const a = await t.account()
-    const r = await t.call('POST', '/v1/account_sessions', { key: a.key, body: { account: a.id, components: { call_logs: { enabled: true }, payroll: { enabled: true } } } })
+    const r = await t.call('POST', '/v1/account_sessions', {
+      key: a.key,
+      body: { account: a.id, components: { call_logs: { enabled: true }, payroll: { enabled: true } } },
+    })
     expect(r.status).toBe(400)
     expect(r.body.code).toBe('validation_error')
     expect(r.body.details['components.payroll']).toBeDefined()
@@ -116,7 +122,12 @@ describe('account sessions: POST /v1/account_sessions', () => {
   test('a session token cannot create sessions: 403 on /v1/account_sessions and /v1/user_sessions', async () => {
     const a = await t.account()
     const user = await newUser(a.key, a.id)
-    const token = await accountSession(a.key, a.id, { call_logs: { enabled: true }, voicemails: { enabled: true }, account_onboarding: { enabled: true }, agreement_acceptance: { enabled: true } })
+    const token = await accountSession(a.key, a.id, {
+      call_logs: { enabled: true },
+      voicemails: { enabled: true },
+      account_onboarding: { enabled: true },
+      agreement_acceptance: { enabled: true },
+    })
     const acct = await t.call('POST', '/v1/account_sessions', { key: token, body: { account: a.id, components: { call_logs: { enabled: true } } } })
     expect(acct.status).toBe(403)
     const usr = await t.call('POST', '/v1/user_sessions', { key: token, body: { user } })
@@ -189,11 +200,17 @@ describe('account sessions: POST /v1/account_sessions', () => {
   test('an account id that does not belong to the platform returns 403 (account_forbidden); an absent one 404', async () => {
     const a = await t.account()
     const other = await t.platform()
-    const r = await t.call('POST', '/v1/account_sessions', { key: other.test_key, body: { account: a.id, components: { account_onboarding: { enabled: true } } } })
+    const r = await t.call('POST', '/v1/account_sessions', {
+      key: other.test_key,
+      body: { account: a.id, components: { account_onboarding: { enabled: true } } },
+    })
     expect(r.status).toBe(403)
     expect(r.body.code).toBe('account_forbidden')
     expect(r.body.client_secret).toBeUndefined()
-    const absent = await t.call('POST', '/v1/account_sessions', { key: other.test_key, body: { account: 'acct_missing', components: { account_onboarding: { enabled: true } } } })
+    const absent = await t.call('POST', '/v1/account_sessions', {
+      key: other.test_key,
+      body: { account: 'acct_missing', components: { account_onboarding: { enabled: true } } },
+    })
     expect(absent.status).toBe(404)
     expect(absent.body.code).toBe('account_not_found')
   })
@@ -365,7 +382,12 @@ describe('user sessions: POST /v1/user_sessions', () => {
     const a = await t.account()
     const user = await newUser(a.key, a.id)
     const ut = await userToken(a.key, user)
-    const session = await accountSession(a.key, a.id, { call_logs: { enabled: true }, voicemails: { enabled: true }, account_onboarding: { enabled: true }, agreement_acceptance: { enabled: true } })
+    const session = await accountSession(a.key, a.id, {
+      call_logs: { enabled: true },
+      voicemails: { enabled: true },
+      account_onboarding: { enabled: true },
+      agreement_acceptance: { enabled: true },
+    })
     expect((await t.call('POST', `/v1/users/${user}/revoke_sessions`, { key: session })).status).toBe(403)
     expect((await t.call('POST', `/v1/users/${user}/revoke_sessions`, { key: ut })).status).toBe(403)
     expect((await t.call('POST', `/v1/users/${user}/revoke_sessions`, { key: ut, account: a.id })).status).toBe(403)

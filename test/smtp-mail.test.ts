@@ -57,7 +57,11 @@ async function until<T>(what: string, read: () => T | undefined, timeoutMs = 15_
 
 describe('operator mail goes out over SMTP when SMTP_URL is set', () => {
   test('the SMTP transport delivers a message to every recipient with the configured sender', async () => {
-    await smtpMail(`smtp://127.0.0.1:${smtp.port}`, 'Voice Ops <ops@voice.test>').send({ to: ['a@example.com', 'b@example.com'], subject: 'Hello', text: 'Body text' })
+    await smtpMail(`smtp://127.0.0.1:${smtp.port}`, 'Voice Ops <ops@voice.test>').send({
+      to: ['a@example.com', 'b@example.com'],
+      subject: 'Hello',
+      text: 'Body text',
+    })
     const m = await until('the direct mail', () => smtp.received.find((r) => r.data.includes('Subject: Hello')))
     expect(m.from).toBe('ops@voice.test')
     expect(m.to.sort()).toEqual(['a@example.com', 'b@example.com'])

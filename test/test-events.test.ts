@@ -16,12 +16,27 @@ const t = await startTestService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' })
 
 /** The spec's supported list, as written under createTestEvent. */
 const SUPPORTED = [
-  'fax.delivered', 'fax.failed', 'fax.received',
-  'queue.call.queued', 'queue.call.dispatched', 'queue.call.answered', 'queue.call.abandoned', 'queue.call.timed_out',
-  'queue.call.completed', 'queue.call.callback_requested', 'queue.call.callback_attempted', 'queue.call.callback_failed',
-  'device.provisioned', 'device.config_fetched', 'device.provisioning_failed',
-  'user.created', 'user.deleted', 'phone_number.activated', 'phone_number.disconnected',
-  'recording.failed', 'call.mobile_push_wakeup',
+  'fax.delivered',
+  'fax.failed',
+  'fax.received',
+  'queue.call.queued',
+  'queue.call.dispatched',
+  'queue.call.answered',
+  'queue.call.abandoned',
+  'queue.call.timed_out',
+  'queue.call.completed',
+  'queue.call.callback_requested',
+  'queue.call.callback_attempted',
+  'queue.call.callback_failed',
+  'device.provisioned',
+  'device.config_fetched',
+  'device.provisioning_failed',
+  'user.created',
+  'user.deleted',
+  'phone_number.activated',
+  'phone_number.disconnected',
+  'recording.failed',
+  'call.mobile_push_wakeup',
 ]
 
 /**
@@ -72,8 +87,14 @@ const SHAPES: Record<string, Shape> = {
   // "phone_number.activated, phone_number.disconnected: data has phone_number, number (E.164), order
   // (when from an order), previous_billable_dids, current_billable_dids, changed_at, and request when
   // caused by a direct API call."
-  'phone_number.activated': { required: ['phone_number', 'number', 'previous_billable_dids', 'current_billable_dids', 'changed_at'], optional: ['order', 'request'] },
-  'phone_number.disconnected': { required: ['phone_number', 'number', 'previous_billable_dids', 'current_billable_dids', 'changed_at'], optional: ['order', 'request'] },
+  'phone_number.activated': {
+    required: ['phone_number', 'number', 'previous_billable_dids', 'current_billable_dids', 'changed_at'],
+    optional: ['order', 'request'],
+  },
+  'phone_number.disconnected': {
+    required: ['phone_number', 'number', 'previous_billable_dids', 'current_billable_dids', 'changed_at'],
+    optional: ['order', 'request'],
+  },
   // "recording.failed | call_id, error_code, reason (optional text)"
   'recording.failed': { required: ['call_id', 'error_code'], optional: ['reason'] },
   // "call.mobile_push_wakeup | same fields as call.ringing"; call.ringing: call_id, user_id,
@@ -83,7 +104,8 @@ const SHAPES: Record<string, Shape> = {
 
 const BILLABLE = new Set(['user.created', 'user.deleted', 'phone_number.activated', 'phone_number.disconnected'])
 
-const isIsoTime = (v: unknown) => typeof v === 'string' && !Number.isNaN(Date.parse(v)) && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v)
+const isIsoTime = (v: unknown) =>
+  typeof v === 'string' && !Number.isNaN(Date.parse(v)) && /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(v)
 const isE164 = (v: unknown) => typeof v === 'string' && /^\+[1-9]\d{1,14}$/.test(v)
 const isId = (v: unknown) => typeof v === 'string' && v.length > 0 && v.length <= 255
 
@@ -203,7 +225,10 @@ describe('POST /v1/test_helpers/events: every supported type', () => {
       sent.push((await t.call('POST', '/v1/test_helpers/events', { key: p.test_key, account, body: { event: type } })).body.id)
     }
     await rx.waitForEvent(sent[sent.length - 1]!)
-    const order = rx.events().map((e) => e.id).filter((id) => sent.includes(id))
+    const order = rx
+      .events()
+      .map((e) => e.id)
+      .filter((id) => sent.includes(id))
     expect(order).toEqual(sent)
   })
 })

@@ -102,7 +102,9 @@ describe('create a user', () => {
 
   test('concurrent creates with one email: exactly one wins, the others get 409 user_email_taken (never 500)', async () => {
     const c = await ctx()
-    const results = await Promise.all(['Race@example.com', 'race@example.com', 'RACE@example.com', 'race@EXAMPLE.com'].map((email) => t.call('POST', '/v1/users', { ...c, body: { email } })))
+    const results = await Promise.all(
+      ['Race@example.com', 'race@example.com', 'RACE@example.com', 'race@EXAMPLE.com'].map((email) => t.call('POST', '/v1/users', { ...c, body: { email } })),
+    )
     expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409])
     for (const r of results.filter((r) => r.status === 409)) expect(r.body.code).toBe('user_email_taken')
     expect(ids(await t.call('GET', '/v1/users', c))).toHaveLength(1)
@@ -157,7 +159,11 @@ describe('get a user', () => {
     const a = { key: p.test_key, account: (await t.account({ key: p.test_key })).id }
     const b = { key: p.test_key, account: (await t.account({ key: p.test_key })).id }
     const ub = await createUser(b, { email: 'b@example.com', name: 'Bee' })
-    for (const [method, body] of [['GET', undefined], ['POST', { name: 'Stolen' }], ['DELETE', undefined]] as const) {
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['POST', { name: 'Stolen' }],
+      ['DELETE', undefined],
+    ] as const) {
       const r = await t.call(method, `/v1/users/${ub.id}`, { ...a, body })
       expect(r.status).toBe(404)
       expect(r.body.code).toBe('user_not_found')

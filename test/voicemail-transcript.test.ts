@@ -60,10 +60,29 @@ describe('GET /v1/voicemails/{voicemail_id}/transcript', () => {
     // A voicemail just deposited (as the simulator writes it at voicemail.new): no transcript yet.
     const now = new Date()
     const id = newId('voicemail')
-    await t.service.database.db.insert(voicemails).values({ id, accountId: c.account, userId: c.user, callId: null, fromNumber: '+15550001111', fromName: null, durationSeconds: 4, createdAt: now, updatedAt: now })
+    await t.service.database.db.insert(voicemails).values({
+      id,
+      accountId: c.account,
+      userId: c.user,
+      callId: null,
+      fromNumber: '+15550001111',
+      fromName: null,
+      durationSeconds: 4,
+      createdAt: now,
+      updatedAt: now,
+    })
     const r = await t.call('GET', `/v1/voicemails/${id}/transcript`, c)
     expect(r.status).toBe(200)
-    expect(r.body).toEqual({ object: 'voicemail_transcript', voicemail_id: id, call_id: null, status: 'processing', text: null, segments: [], summary: null, sentiment: null })
+    expect(r.body).toEqual({
+      object: 'voicemail_transcript',
+      voicemail_id: id,
+      call_id: null,
+      status: 'processing',
+      text: null,
+      segments: [],
+      summary: null,
+      sentiment: null,
+    })
   })
 
   test('404 voicemail_not_found: unknown id, and another account’s voicemail', async () => {

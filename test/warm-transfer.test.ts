@@ -12,7 +12,10 @@
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
 import { startTestService } from './support/service'
-import { callSandboxes, settle, type CallSandbox } from './support/call-sandbox'
+import { callSandboxes, type CallSandbox } from './support/call-sandbox'
+import { until } from './support/polling'
+import { callActors, quiescence } from './support/quiescence'
+import { untilClockPasses } from './support/simulated-time'
 
 const SPEED = 25
 const t = await startTestService({ VOICE_CLOCK_SPEED: String(SPEED), WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' })
@@ -31,15 +34,18 @@ const typesOf = (c: Ctx, callId: string) =>
  * A completed warm transfer resumes the primary asynchronously (the consultation call's
  * step tells it), so the first tries may still find it held (409 call_not_active).
  */
-async function holdOnceResumed(c: Ctx, id: string, timeoutMs = 5_000) {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const r = await command(c, id, { action: 'hold' })
-    if (r.status === 202 || Date.now() >= deadline) return r
-    expect(r.status).toBe(409)
-    expect(r.body.code).toBe('call_not_active')
-    await settle(50)
-  }
+function holdOnceResumed(c: Ctx, id: string, timeoutMs = 5_000) {
+  return until(
+    `a hold accepted on ${id} (resumed)`,
+    async () => {
+      const r = await command(c, id, { action: 'hold' })
+      if (r.status === 202) return r
+      expect(r.status).toBe(409)
+      expect(r.body.code).toBe('call_not_active')
+      return undefined
+    },
+    timeoutMs,
+  )
 }
 
 /** Starts an answered inbound primary call, then warm-transfers it to `to`; answers the ids and the 202. */
@@ -62,7 +68,6 @@ describe('warm transfer (rule 6)', () => {
 
   test('completed to a number: the consultation ends with call.transfer (no call.end), the primary resumes and ends normally', async () => {
     const { primary, consultation, reply } = await warmTransfer(c, '+15557770001')
-    const placedAt = Date.now()
     const commandId = reply.body.id as string
     expect(commandId).toMatch(/^cmd_/)
     expect(reply.body).toEqual({ object: 'call_command', call_id: primary, command: 'transfer', id: commandId, consultation_call_id: consultation })
@@ -70,7 +75,14 @@ describe('warm transfer (rule 6)', () => {
     expect(ok.data).toEqual({ call_id: primary, command: 'transfer', command_id: commandId, consultation_call_id: consultation })
 
     const initiated = await eventOf(c, consultation, 'call.initiated')
-    expect(initiated.data).toMatchObject({ call_id: consultation, direction: 'outbound', to_number: '+15557770001', from_number: c.number, user_id: c.user, from_user_id: c.user })
+    expect(initiated.data).toMatchObject({
+      call_id: consultation,
+      direction: 'outbound',
+      to_number: '+15557770001',
+      from_number: c.number,
+      user_id: c.user,
+      from_user_id: c.user,
+    })
     const answered = await eventOf(c, consultation, 'call.answered')
     expect(answered.data.answered_at).toEqual(expect.any(String))
     // the primary is on hold meanwhile, still in flight
@@ -108,8 +120,8 @@ describe('warm transfer (rule 6)', () => {
     expect(resume.status).toBe(202)
     expect((await eventOf(c, primary, 'call.command_succeeded', 3)).data).toMatchObject({ command: 'resume', command_id: resume.body.id })
 
-    // the consultation call is over: no call.end follows (a few simulated seconds later)
-    await settle(300)
+    // the consultation call is over (done, no timer left): no call.end follows
+    await quiescence(t, c.account, callActors(consultation))
     expect(typesOf(c, consultation)).toEqual(['call.initiated', 'call.answered', 'call.transfer'])
     const again = await command(c, consultation, { action: 'hangup' })
     expect(again.status).toBe(409)
@@ -131,8 +143,8 @@ describe('warm transfer (rule 6)', () => {
     expect(log.body).toMatchObject({ status: 'completed', duration_seconds: end.data.duration_seconds })
     // past the consultation's planned end (its target hangs up 2 + 120 simulated seconds after it
     // starts unless the transfer was completed): still no call.end for it
-    const plannedEnd = placedAt + ((2 + 120) * 1000) / SPEED
-    await settle(Math.max(0, plannedEnd + 500 - Date.now()))
+    await untilClockPasses(t, initiated.data.started_at, 2 + 120)
+    await quiescence(t, c.account, callActors(consultation, primary))
     expect(c.rx.events().some((e) => e.type === 'call.end' && e.data?.call_id === consultation)).toBe(false)
     expect(typesOf(c, consultation)).toEqual(['call.initiated', 'call.answered', 'call.transfer'])
     // (the consultation call's log keeps status null: it never gets call.end, whose projection sets the status)
@@ -175,7 +187,7 @@ describe('warm transfer (rule 6)', () => {
     const consultLog = await t.call('GET', `/v1/calls/${consultation}`, c)
     expect(consultLog.body).toMatchObject({ status: 'completed', related_call: primary })
     // the primary is still held (a few simulated seconds later)
-    await settle(200)
+    await untilClockPasses(t, end.data.ended_at, 5)
     const hold = await command(c, primary, { action: 'hold' })
     expect(hold.status).toBe(409)
     expect(hold.body.code).toBe('call_not_active')
@@ -252,8 +264,13 @@ describe('warm transfer (rule 6)', () => {
     await eventOf(c, ringing, 'call.end')
     // no command was run for the refused requests: the hangup's outcome is the only one
     expect((await eventOf(c, ringing, 'call.command_succeeded')).data.command).toBe('hangup')
-    await settle(100)
-    expect(c.rx.events().filter((e) => e.type === 'call.command_succeeded' && e.data?.call_id === ringing).map((e) => e.data.command)).toEqual(['hangup'])
+    await quiescence(t, c.account, callActors(plain, primary, consultation, ringing))
+    expect(
+      c.rx
+        .events()
+        .filter((e) => e.type === 'call.command_succeeded' && e.data?.call_id === ringing)
+        .map((e) => e.data.command),
+    ).toEqual(['hangup'])
     expect(c.rx.events().filter((e) => e.type === 'call.command_failed')).toEqual([])
   }, 20_000)
 })

@@ -11,13 +11,11 @@
  * connection is gone).
  */
 import { afterAll, expect, test } from 'bun:test'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { startWebhookReceiver } from './support/webhook-receiver'
 import { scratchPostgres } from './support/scratch-postgres'
 import { startServiceProcess, type ServiceProcess } from './support/service-process'
 import { until } from './support/polling'
+import { freshDataDir } from './support/data-dir'
 import { callApi } from './support/service'
 
 const ADMIN = 'crash-test-admin-token-0123456789'
@@ -50,8 +48,8 @@ function call(r: Running, method: string, path: string, o: { key?: string; accou
 async function freshStore(): Promise<{ env: Record<string, string>; dispose(): Promise<void> }> {
   const pg = await scratchPostgres('crash')
   if (pg.url) return { env: { ...pg.env, DATA_DIR: 'memory://' }, dispose: pg.dispose }
-  const dir = mkdtempSync(join(tmpdir(), 'voice-crash-'))
-  return { env: { DATA_DIR: join(dir, 'data') }, dispose: async () => rmSync(dir, { recursive: true, force: true }) }
+  const { dataDir, dispose } = freshDataDir('crash')
+  return { env: { DATA_DIR: dataDir }, dispose }
 }
 
 const stores: { dispose(): Promise<void> }[] = []
@@ -63,7 +61,6 @@ afterAll(async () => {
   }
   for (const s of stores) await s.dispose().catch(() => {})
 }, 30_000)
-
 
 test(`kill -9 in the middle of delivering ${N} events, restart on the same data: every committed event arrives`, async () => {
   const store = await freshStore()
@@ -161,59 +158,63 @@ test(`kill -9 in the middle of delivering ${N} events, restart on the same data:
 
 // With PostgreSQL several processes may have the delivery role: one delivers (it holds
 // the database's 'webhook-delivery' lock), the others stand by and take over when it dies.
-test.skipIf(!process.env.DATABASE_URL)('PostgreSQL: a standby takes over from a killed deliverer, and a standby stops cleanly', async () => {
-  const store = await freshStore()
-  stores.push(store)
-  const rx = await startWebhookReceiver()
-  let openGate!: () => void
-  const gate = new Promise<void>((resolve) => (openGate = resolve))
-  rx.respond(async () => {
-    await gate
-    await Bun.sleep(20)
-    return 200
-  })
-  const leader = await startServer(store.env)
-  const standby = await startServer(store.env)
+test.skipIf(!process.env.DATABASE_URL)(
+  'PostgreSQL: a standby takes over from a killed deliverer, and a standby stops cleanly',
+  async () => {
+    const store = await freshStore()
+    stores.push(store)
+    const rx = await startWebhookReceiver()
+    let openGate!: () => void
+    const gate = new Promise<void>((resolve) => (openGate = resolve))
+    rx.respond(async () => {
+      await gate
+      await Bun.sleep(20)
+      return 200
+    })
+    const leader = await startServer(store.env)
+    const standby = await startServer(store.env)
 
-  const p = await call(standby, 'POST', '/admin/platforms', { admin: true, body: { name: 'Failover platform' } })
-  expect(p.status).toBe(200)
-  const key = p.body.test_key as string
-  const a = await call(standby, 'POST', '/v1/accounts', {
-    key,
-    body: {
-      email: 'owner@example.com',
-      primary_contact_name: 'Ada Owner',
-      name: 'Failover',
-      address: { address_number: '100', street: 'Main St', city: 'Springfield', state: 'IL', postal_code: '62701', country: 'US' },
-      pricing: { per_user_rate: 1500, per_did_rate: 300, per_voiceai_location_rate: 0 },
-    },
-  })
-  expect(a.status).toBe(200)
-  expect((await call(standby, 'POST', '/v1/webhook_endpoints', { key, body: { url: rx.url } })).status).toBe(200)
-  // Committed through the standby's gateway; delivered by whichever process holds the lock.
-  const ids: string[] = []
-  for (let i = 0; i < 60; i++) {
-    const r = await call(standby, 'POST', '/v1/test_helpers/events', { key, account: a.body.id, body: { event: 'fax.delivered' } })
-    expect(r.status).toBe(200)
-    ids.push(r.body.id)
-  }
-  openGate()
-  const distinct = () => new Set(rx.requests.map((r) => r.body?.id)).size
-  await until('the first deliveries', () => distinct() >= 5, 20_000)
-  leader.proc.kill('SIGKILL')
-  await leader.proc.exited
-  expect(distinct()).toBeLessThan(ids.length)
-  await until(`all ${ids.length} events after the takeover`, () => ids.every((id) => rx.requests.some((r) => r.body?.id === id)), 30_000)
-  const firsts = [...new Set(rx.requests.map((r) => r.body.id as string))]
-  expect(firsts).toEqual(ids)
+    const p = await call(standby, 'POST', '/admin/platforms', { admin: true, body: { name: 'Failover platform' } })
+    expect(p.status).toBe(200)
+    const key = p.body.test_key as string
+    const a = await call(standby, 'POST', '/v1/accounts', {
+      key,
+      body: {
+        email: 'owner@example.com',
+        primary_contact_name: 'Ada Owner',
+        name: 'Failover',
+        address: { address_number: '100', street: 'Main St', city: 'Springfield', state: 'IL', postal_code: '62701', country: 'US' },
+        pricing: { per_user_rate: 1500, per_did_rate: 300, per_voiceai_location_rate: 0 },
+      },
+    })
+    expect(a.status).toBe(200)
+    expect((await call(standby, 'POST', '/v1/webhook_endpoints', { key, body: { url: rx.url } })).status).toBe(200)
+    // Committed through the standby's gateway; delivered by whichever process holds the lock.
+    const ids: string[] = []
+    for (let i = 0; i < 60; i++) {
+      const r = await call(standby, 'POST', '/v1/test_helpers/events', { key, account: a.body.id, body: { event: 'fax.delivered' } })
+      expect(r.status).toBe(200)
+      ids.push(r.body.id)
+    }
+    openGate()
+    const distinct = () => new Set(rx.requests.map((r) => r.body?.id)).size
+    await until('the first deliveries', () => distinct() >= 5, 20_000)
+    leader.proc.kill('SIGKILL')
+    await leader.proc.exited
+    expect(distinct()).toBeLessThan(ids.length)
+    await until(`all ${ids.length} events after the takeover`, () => ids.every((id) => rx.requests.some((r) => r.body?.id === id)), 30_000)
+    const firsts = [...new Set(rx.requests.map((r) => r.body.id as string))]
+    expect(firsts).toEqual(ids)
 
-  // A process still waiting for the lock stops cleanly on SIGTERM.
-  const third = await startServer(store.env)
-  third.proc.kill('SIGTERM')
-  const code = await Promise.race([third.proc.exited, Bun.sleep(15_000).then(() => 'still running')])
-  expect({ code, log: code === 0 ? '' : third.log.text }).toEqual({ code: 0, log: '' })
-  // And so does the one delivering.
-  standby.proc.kill('SIGTERM')
-  const code2 = await Promise.race([standby.proc.exited, Bun.sleep(15_000).then(() => 'still running')])
-  expect({ code: code2, log: code2 === 0 ? '' : standby.log.text }).toEqual({ code: 0, log: '' })
-}, 90_000)
+    // A process still waiting for the lock stops cleanly on SIGTERM.
+    const third = await startServer(store.env)
+    third.proc.kill('SIGTERM')
+    const code = await Promise.race([third.proc.exited, Bun.sleep(15_000).then(() => 'still running')])
+    expect({ code, log: code === 0 ? '' : third.log.text }).toEqual({ code: 0, log: '' })
+    // And so does the one delivering.
+    standby.proc.kill('SIGTERM')
+    const code2 = await Promise.race([standby.proc.exited, Bun.sleep(15_000).then(() => 'still running')])
+    expect({ code: code2, log: code2 === 0 ? '' : standby.log.text }).toEqual({ code: 0, log: '' })
+  },
+  90_000,
+)

@@ -18,12 +18,42 @@ const t = await startTestService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' })
 
 /** Every event type of the spec ("Event types"). */
 const SPEC_EVENT_TYPES = [
-  'call.initiated', 'call.incoming', 'call.ringing', 'call.mobile_push_wakeup', 'call.answered', 'call.end', 'call.transfer', 'call.emergency',
-  'call.command_succeeded', 'call.command_failed', 'queue.call.queued', 'queue.call.dispatched', 'queue.call.answered', 'queue.call.abandoned',
-  'queue.call.timed_out', 'queue.call.completed', 'queue.call.callback_requested', 'queue.call.callback_attempted', 'queue.call.callback_failed',
-  'fax.received', 'fax.delivered', 'fax.failed', 'voicemail.new', 'recording.available', 'recording.failed', 'recording.transcription.complete',
-  'recording.summary.complete', 'voicemail.transcription.complete', 'voicemail.summary.complete', 'device.provisioned', 'device.config_fetched',
-  'device.provisioning_failed', 'user.created', 'user.deleted', 'phone_number.activated', 'phone_number.disconnected',
+  'call.initiated',
+  'call.incoming',
+  'call.ringing',
+  'call.mobile_push_wakeup',
+  'call.answered',
+  'call.end',
+  'call.transfer',
+  'call.emergency',
+  'call.command_succeeded',
+  'call.command_failed',
+  'queue.call.queued',
+  'queue.call.dispatched',
+  'queue.call.answered',
+  'queue.call.abandoned',
+  'queue.call.timed_out',
+  'queue.call.completed',
+  'queue.call.callback_requested',
+  'queue.call.callback_attempted',
+  'queue.call.callback_failed',
+  'fax.received',
+  'fax.delivered',
+  'fax.failed',
+  'voicemail.new',
+  'recording.available',
+  'recording.failed',
+  'recording.transcription.complete',
+  'recording.summary.complete',
+  'voicemail.transcription.complete',
+  'voicemail.summary.complete',
+  'device.provisioned',
+  'device.config_fetched',
+  'device.provisioning_failed',
+  'user.created',
+  'user.deleted',
+  'phone_number.activated',
+  'phone_number.disconnected',
 ]
 
 const ENDPOINT_FIELDS = ['id', 'object', 'account', 'url', 'enabled_events', 'description', 'status', 'livemode', 'healthy', 'created_at', 'updated_at']
@@ -79,7 +109,7 @@ async function livePlatform() {
 const ids = (r: { body: any }) => r.body.data.map((e: any) => e.id)
 
 describe('endpoints: create, get, list, update, delete', () => {
-  test('Creating an endpoint: request url, enabled_events (default [\'*\']); the secret appears only in the create response', async () => {
+  test("Creating an endpoint: request url, enabled_events (default ['*']); the secret appears only in the create response", async () => {
     const p = await t.platform()
     const created = await t.call('POST', '/v1/webhook_endpoints', { key: p.test_key, body: { url: 'https://hooks.example.com/voice' } })
     expect(created.status).toBe(200)
@@ -120,7 +150,7 @@ describe('endpoints: create, get, list, update, delete', () => {
     expect(other.secret).not.toBe(secret)
   })
 
-  test('enabled_events given explicitly is kept; every event type of the spec and \'*\' are accepted', async () => {
+  test("enabled_events given explicitly is kept; every event type of the spec and '*' are accepted", async () => {
     const p = await t.platform()
     const some = await createEndpoint({ key: p.test_key }, { url: 'https://a.example.com/h', enabled_events: ['call.end', 'fax.received'] })
     expect(some.enabled_events).toEqual(['call.end', 'fax.received'])
@@ -131,7 +161,7 @@ describe('endpoints: create, get, list, update, delete', () => {
     expect((await t.call('GET', `/v1/webhook_endpoints/${some.id}`, { key: p.test_key })).body.enabled_events).toEqual(['call.end', 'fax.received'])
   })
 
-  test('enabled_events is validated against the known event types and \'*\': an unknown type is a validation_error with details enabled_events[i]', async () => {
+  test("enabled_events is validated against the known event types and '*': an unknown type is a validation_error with details enabled_events[i]", async () => {
     const p = await t.platform()
     const r = await t.call('POST', '/v1/webhook_endpoints', {
       key: p.test_key,
@@ -188,10 +218,19 @@ describe('endpoints: create, get, list, update, delete', () => {
     const ep = await createEndpoint({ key: p.test_key }, { url: 'https://hooks.example.com/s', enabled_events: ['fax.failed'], description: 'ops' })
     const off = await t.call('POST', `/v1/webhook_endpoints/${ep.id}`, { key: p.test_key, body: { status: 'disabled' } })
     expect(off.status).toBe(200)
-    expect(off.body).toMatchObject({ status: 'disabled', url: 'https://hooks.example.com/s', enabled_events: ['fax.failed'], description: 'ops', created_at: ep.created_at })
+    expect(off.body).toMatchObject({
+      status: 'disabled',
+      url: 'https://hooks.example.com/s',
+      enabled_events: ['fax.failed'],
+      description: 'ops',
+      created_at: ep.created_at,
+    })
     expect(Date.parse(off.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(ep.updated_at))
     expect((await t.call('GET', `/v1/webhook_endpoints/${ep.id}`, { key: p.test_key })).body.status).toBe('disabled')
-    const on = await t.call('POST', `/v1/webhook_endpoints/${ep.id}`, { key: p.test_key, body: { status: 'enabled', enabled_events: ['*'], description: null } })
+    const on = await t.call('POST', `/v1/webhook_endpoints/${ep.id}`, {
+      key: p.test_key,
+      body: { status: 'enabled', enabled_events: ['*'], description: null },
+    })
     expect(on.body).toMatchObject({ status: 'enabled', enabled_events: ['*'], description: null })
     for (const status of ['paused', 'ENABLED', '', true]) {
       const r = await t.call('POST', `/v1/webhook_endpoints/${ep.id}`, { key: p.test_key, body: { status } })
@@ -214,7 +253,11 @@ describe('endpoints: create, get, list, update, delete', () => {
     const d = await t.call('DELETE', `/v1/webhook_endpoints/${ep.id}`, { key: p.test_key })
     expect(d.status).toBe(200)
     expect(d.body).toEqual({ id: ep.id, object: 'webhook_endpoint', deleted: true })
-    for (const [method, body] of [['GET', undefined], ['POST', { description: 'x' }], ['DELETE', undefined]] as const) {
+    for (const [method, body] of [
+      ['GET', undefined],
+      ['POST', { description: 'x' }],
+      ['DELETE', undefined],
+    ] as const) {
       const r = await t.call(method, `/v1/webhook_endpoints/${ep.id}`, { key: p.test_key, body })
       expect([method, r.status, r.body.code]).toEqual([method, 404, 'webhook_endpoint_not_found'])
     }
@@ -239,8 +282,8 @@ describe('endpoints: create, get, list, update, delete', () => {
   })
 })
 
-describe('endpoints: scope (platform-global without Service-Account, the account\'s with it)', () => {
-  test('Webhook endpoints take the header optionally: omitted, the operation applies to platform-global endpoints; given, to that account\'s endpoints', async () => {
+describe("endpoints: scope (platform-global without Service-Account, the account's with it)", () => {
+  test("Webhook endpoints take the header optionally: omitted, the operation applies to platform-global endpoints; given, to that account's endpoints", async () => {
     const p = await t.platform()
     const a1 = (await t.account({ key: p.test_key })).id
     const a2 = (await t.account({ key: p.test_key })).id
@@ -263,32 +306,51 @@ describe('endpoints: scope (platform-global without Service-Account, the account
       [e1.id, a2], // another account's endpoint
     ]
     for (const [id, account] of outOfScope) {
-      for (const [method, body] of [['GET', undefined], ['POST', { status: 'disabled' }], ['DELETE', undefined]] as const) {
+      for (const [method, body] of [
+        ['GET', undefined],
+        ['POST', { status: 'disabled' }],
+        ['DELETE', undefined],
+      ] as const) {
         const r = await t.call(method, `/v1/webhook_endpoints/${id}`, { key: p.test_key, account, body })
         expect([id, account, method, r.status, r.body.code]).toEqual([id, account, method, 404, 'webhook_endpoint_not_found'])
       }
     }
     // Nothing was changed by those attempts.
-    for (const [id, account] of [[g.id, undefined], [e1.id, a1], [e2.id, a2]] as const) {
+    for (const [id, account] of [
+      [g.id, undefined],
+      [e1.id, a1],
+      [e2.id, a2],
+    ] as const) {
       const r = await t.call('GET', `/v1/webhook_endpoints/${id}`, { key: p.test_key, account })
       expect(r.status).toBe(200)
       expect(r.body.status).toBe('enabled')
     }
     // In scope, update and delete work.
-    expect((await t.call('POST', `/v1/webhook_endpoints/${e1.id}`, { key: p.test_key, account: a1, body: { status: 'disabled' } })).body.status).toBe('disabled')
+    expect((await t.call('POST', `/v1/webhook_endpoints/${e1.id}`, { key: p.test_key, account: a1, body: { status: 'disabled' } })).body.status).toBe(
+      'disabled',
+    )
     expect((await t.call('DELETE', `/v1/webhook_endpoints/${e1.id}`, { key: p.test_key, account: a1 })).status).toBe(200)
     expect(ids(await t.call('GET', '/v1/webhook_endpoints', { key: p.test_key, account: a1 }))).toEqual([])
   })
 
-  test('another platform\'s endpoint is absent: 404 webhook_endpoint_not_found; another platform\'s account in the header: 403', async () => {
+  test("another platform's endpoint is absent: 404 webhook_endpoint_not_found; another platform's account in the header: 403", async () => {
     const mine = await t.platform()
     const theirs = await t.platform()
     const theirAccount = (await t.account({ key: theirs.test_key })).id
     const myAccount = (await t.account({ key: mine.test_key })).id
     const g = await createEndpoint({ key: theirs.test_key }, { url: 'https://hooks.example.com/theirs' })
     const a = await createEndpoint({ key: theirs.test_key, account: theirAccount }, { url: 'https://hooks.example.com/theirs-acct' })
-    for (const [id, account] of [[g.id, undefined], [a.id, undefined], [g.id, myAccount], [a.id, myAccount]] as const) {
-      for (const [method, body] of [['GET', undefined], ['POST', { url: 'https://evil.example.com/' }], ['DELETE', undefined]] as const) {
+    for (const [id, account] of [
+      [g.id, undefined],
+      [a.id, undefined],
+      [g.id, myAccount],
+      [a.id, myAccount],
+    ] as const) {
+      for (const [method, body] of [
+        ['GET', undefined],
+        ['POST', { url: 'https://evil.example.com/' }],
+        ['DELETE', undefined],
+      ] as const) {
         const r = await t.call(method, `/v1/webhook_endpoints/${id}`, { key: mine.test_key, account, body })
         expect([method, r.status, r.body.code]).toEqual([method, 404, 'webhook_endpoint_not_found'])
       }
@@ -352,8 +414,15 @@ describe('endpoints: Webhook endpoints are environment-scoped: the key used to c
     expect(ids(await t.call('GET', '/v1/webhook_endpoints', { key: p.test_key }))).toEqual([tg.id])
     expect(ids(await t.call('GET', '/v1/webhook_endpoints', { key: p.live_key }))).toEqual([lg.id])
     expect(ids(await t.call('GET', '/v1/webhook_endpoints', { key: p.live_key, account: live }))).toEqual([la.id])
-    for (const [key, id] of [[p.live_key, tg.id], [p.test_key, lg.id]]) {
-      for (const [method, body] of [['GET', undefined], ['POST', { status: 'disabled' }], ['DELETE', undefined]] as const) {
+    for (const [key, id] of [
+      [p.live_key, tg.id],
+      [p.test_key, lg.id],
+    ]) {
+      for (const [method, body] of [
+        ['GET', undefined],
+        ['POST', { status: 'disabled' }],
+        ['DELETE', undefined],
+      ] as const) {
         const r = await t.call(method, `/v1/webhook_endpoints/${id}`, { key, body })
         expect([method, r.status, r.body.code]).toEqual([method, 404, 'webhook_endpoint_not_found'])
       }
@@ -371,7 +440,7 @@ describe('endpoints: Webhook endpoints are environment-scoped: the key used to c
 })
 
 describe('delivery (Webhook protocol)', () => {
-  test('POST with Content-Type application/json, X-Service-Signature t=,v1= (HMAC-SHA256 with the endpoint\'s own secret, verified by stripe), X-Service-Account-Id, User-Agent Service-Webhook/1.0; the body is the envelope', async () => {
+  test("POST with Content-Type application/json, X-Service-Signature t=,v1= (HMAC-SHA256 with the endpoint's own secret, verified by stripe), X-Service-Account-Id, User-Agent Service-Webhook/1.0; the body is the envelope", async () => {
     const a = await t.account()
     const one = await hook({ key: a.key })
     const two = await hook({ key: a.key, account: a.id })
@@ -403,10 +472,12 @@ describe('delivery (Webhook protocol)', () => {
     await expect(one.rx.verify(h1!, 'whsec_wrong')).rejects.toThrow()
     // A tampered body does not verify.
     const { verifySignature } = await import('./support/webhook-receiver')
-    await expect(verifySignature(h1!.rawBody.replace('fax.received', 'fax.delivered'), h1!.headers['x-service-signature']!, one.endpoint.secret)).rejects.toThrow()
+    await expect(
+      verifySignature(h1!.rawBody.replace('fax.received', 'fax.delivered'), h1!.headers['x-service-signature']!, one.endpoint.secret),
+    ).rejects.toThrow()
   })
 
-  test('Delivered to an endpoint only when enabled_events contains the type or \'*\'', async () => {
+  test("Delivered to an endpoint only when enabled_events contains the type or '*'", async () => {
     const a = await t.account()
     const star = await hook({ key: a.key }, { enabled_events: ['*'] })
     const fax = await hook({ key: a.key }, { enabled_events: ['fax.received'] })
@@ -425,7 +496,7 @@ describe('delivery (Webhook protocol)', () => {
     expect(fax.rx.events().map((e) => e.id)).toEqual([received.id])
   })
 
-  test('a platform-global endpoint receives every account\'s events of its mode; an account endpoint only its account\'s', async () => {
+  test("a platform-global endpoint receives every account's events of its mode; an account endpoint only its account's", async () => {
     const p = await t.platform()
     const a1 = (await t.account({ key: p.test_key })).id
     const a2 = (await t.account({ key: p.test_key })).id
@@ -452,7 +523,9 @@ describe('delivery (Webhook protocol)', () => {
     const a = await t.account()
     const probe = await hook({ key: a.key })
     const off = await hook({ key: a.key, account: a.id })
-    expect((await t.call('POST', `/v1/webhook_endpoints/${off.endpoint.id}`, { key: a.key, account: a.id, body: { status: 'disabled' } })).body.status).toBe('disabled')
+    expect((await t.call('POST', `/v1/webhook_endpoints/${off.endpoint.id}`, { key: a.key, account: a.id, body: { status: 'disabled' } })).body.status).toBe(
+      'disabled',
+    )
     const missed = await testEvent(a.key, a.id, 'fax.delivered')
     await expectNotDelivered(missed.id, probe.rx, off.endpoint.id, off.rx)
     await t.call('POST', `/v1/webhook_endpoints/${off.endpoint.id}`, { key: a.key, account: a.id, body: { status: 'enabled' } })
@@ -473,7 +546,7 @@ describe('delivery (Webhook protocol)', () => {
     expect(gone.rx.events().map((e) => e.id)).toEqual([first.id])
   })
 
-  test('Sandbox endpoints receive only sandbox events and live endpoints only live events (delivered only when the endpoint\'s mode matches the account\'s mode)', async () => {
+  test("Sandbox endpoints receive only sandbox events and live endpoints only live events (delivered only when the endpoint's mode matches the account's mode)", async () => {
     const { p, sandbox, live } = await livePlatform()
     const testGlobal = await hook({ key: p.test_key })
     const liveGlobal = await hook({ key: p.live_key })

@@ -90,7 +90,8 @@ export class ShardLeases {
     this.marginMs = opts.marginMs ?? Math.floor(this.leaseMs / 5)
     this.now = opts.now ?? Date.now
     this.bucket = opts.bucket ?? DEFAULT_LEASE_BUCKET
-    if (opts.namespace !== undefined && !/^[A-Za-z0-9_-]+$/.test(opts.namespace)) throw new TypeError(`namespace ${JSON.stringify(opts.namespace)} is not a key token`)
+    if (opts.namespace !== undefined && !/^[A-Za-z0-9_-]+$/.test(opts.namespace))
+      throw new TypeError(`namespace ${JSON.stringify(opts.namespace)} is not a key token`)
     this.ns = opts.namespace ? `${opts.namespace}.` : ''
     if (opts.onEvent) this.listeners.add(opts.onEvent)
   }
@@ -121,7 +122,10 @@ export class ShardLeases {
   /** Shards held now (their local lease has not run out). */
   ownedShards(): number[] {
     const now = this.now()
-    return [...this.held.entries()].filter(([, h]) => now < h.expiresAt - this.marginMs).map(([s]) => s).sort((a, b) => a - b)
+    return [...this.held.entries()]
+      .filter(([, h]) => now < h.expiresAt - this.marginMs)
+      .map(([s]) => s)
+      .sort((a, b) => a - b)
   }
 
   /** The fencing epoch of a shard held now, else undefined. */
@@ -238,7 +242,7 @@ export class ShardLeases {
     try {
       let epoch: number
       let revision: number
-      if (!entry || entry.operation !== 'PUT') {
+      if (entry?.operation !== 'PUT') {
         epoch = 1
         revision = await kv.create(this.shardKey(shard), jc.encode({ owner: this.workerId, epoch, expiresAt }))
       } else {
@@ -271,7 +275,7 @@ export class ShardLeases {
     for await (const k of keys) names.push(k)
     for (const k of names) {
       const e = await kv.get(k)
-      if (!e || e.operation !== 'PUT') continue
+      if (e?.operation !== 'PUT') continue
       const v = e.json<{ expiresAt: number }>()
       if (k === this.workerKey(this.workerId) || v.expiresAt > now) n++
     }

@@ -11,7 +11,8 @@
  */
 import { ErrorCode, JSONCodec, type NatsConnection, type NatsError } from 'nats'
 import type { EventObject } from 'xstate'
-import type { ActorClient, SpawnOptions, StepResult } from '../runtime'
+import type { TimerRow } from '../../src/scheduler/durable-timers'
+import type { ActorClient, SpawnOptions, StepResult } from '../runtime/client'
 import {
   actorSubject,
   ActorReplyTimeout,
@@ -70,17 +71,27 @@ export class NatsActorClient implements ActorClient {
     return ((await this.call(kind, id, { op: 'inspect' })) as InspectResult | null) ?? undefined
   }
 
-  private async call(kind: string, id: string, req: ActorRequest): Promise<StepResult | InspectResult | null> {
+  /** One short try: a wake-up only spares the owner's next poll, so it must never hold its sender up. */
+  async wake(kind: string, id: string, rows?: TimerRow[]): Promise<void> {
+    await this.call(kind, id, { op: 'wake', rows }, { attempts: 1, timeoutMs: 2_000 })
+  }
+
+  private async call(
+    kind: string,
+    id: string,
+    req: ActorRequest,
+    limits = { attempts: this.attempts, timeoutMs: this.timeoutMs },
+  ): Promise<StepResult | InspectResult | null> {
     const subject = actorSubject(kind, id, this.shardCount, this.prefix)
     let last = 'no attempt'
-    for (let attempt = 1; attempt <= this.attempts; attempt++) {
+    for (let attempt = 1; attempt <= limits.attempts; attempt++) {
       if (attempt > 1) {
         const ceiling = Math.min(this.capMs, this.baseMs * 2 ** (attempt - 2))
         await sleep(ceiling / 2 + (ceiling / 2) * Math.random())
       }
       let reply: ActorReply
       try {
-        const msg = await this.opts.nc.request(subject, jc.encode(req), { timeout: this.timeoutMs })
+        const msg = await this.opts.nc.request(subject, jc.encode(req), { timeout: limits.timeoutMs })
         reply = jc.decode(msg.data) as ActorReply
       } catch (err) {
         const code = (err as NatsError)?.code
@@ -88,7 +99,7 @@ export class NatsActorClient implements ActorClient {
           last = 'no responder'
           continue
         }
-        if (code === ErrorCode.Timeout) throw new ActorReplyTimeout(kind, id, this.timeoutMs)
+        if (code === ErrorCode.Timeout) throw new ActorReplyTimeout(kind, id, limits.timeoutMs)
         throw err
       }
       if (reply.ok) return reply.result
@@ -98,6 +109,6 @@ export class NatsActorClient implements ActorClient {
       }
       throw toActorError(reply.error)
     }
-    throw new ShardUnavailable(kind, id, `${last} after ${this.attempts} attempts`)
+    throw new ShardUnavailable(kind, id, `${last} after ${limits.attempts} attempts`)
   }
 }

@@ -9,8 +9,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { connect, type NatsConnection } from 'nats'
 import { assign, setup } from 'xstate'
 import { manualClock } from '../../src/clock'
+import { scheduleTimer } from '../../src/scheduler/durable-timers'
 import { openDatabase, type Database } from '../../src/db/client'
-import { ActorExists, ActorHost, ActorNotFound, defineActorKind, type ScheduleRequest } from '../runtime'
+import { ActorExists, ActorNotFound, type ScheduleRequest } from '../runtime/client'
+import { ActorHost } from '../runtime/host'
+import { defineActorKind } from '../runtime/kinds'
 import { openLeaseBucket, ShardLeases, type LeaseEvent } from './leases'
 import { NatsActorClient } from './nats-client'
 import { WorkerPlacement } from './worker-placement'
@@ -252,7 +255,47 @@ describe.skipIf(!natsReachable)('placement over NATS', () => {
     await client.spawn('counter', id, { start: 0 })
     await client.send('counter', id, { type: 'ARM', ms: 60_000 })
     clock.advance(60_000)
-    const count = async () => ((await client.inspect('counter', id))?.snapshot as { context: { count: number } }).context.count
+    const count = async () => ((await client.inspect('counter', id))!.snapshot as { context: { count: number } }).context.count
     expect(await waitFor(async () => (await count()) === 1, 3000)).toBe(true)
+  })
+
+  test("wake: the owner delivers an actor's due durable messages when asked, without its poll; one short try when nobody serves", async () => {
+    const b = bucket()
+    const prefix = uid('vt')
+    const clock = manualClock()
+    const nc = await conn()
+    const l = leases(nc, b, uid('ww'))
+    // A poll so slow that only the wake-up can deliver within the test.
+    const p = new WorkerPlacement({
+      nc,
+      leases: l,
+      kinds: ['counter'],
+      prefix,
+      hostFor: () => new ActorHost({ db: database.db, clock, kinds: [counterKind], pollTimers: false }),
+      timers: { db: database.db, clock, pollIntervalMs: 3_600_000 },
+    }).start()
+    cleanups.push(() => p.stop())
+    await l.start()
+    await p.ready()
+    const client = new NatsActorClient({ nc: await conn(), prefix, retry: { attempts: 20, baseMs: 20, capMs: 200 } })
+    const id = uid('ctr')
+    await client.spawn('counter', id, { start: 0 })
+    // A durable message (as a gateway writes one with its request), then the wake-up.
+    await database.db.transaction((tx) =>
+      scheduleTimer(tx, clock, {
+        actorKind: 'counter',
+        actorId: id,
+        name: '$tell:w',
+        dueAt: clock.now(),
+        event: { type: 'ADD', tag: 'woken' },
+        shard: shardOf(id),
+      }),
+    )
+    await client.wake('counter', id)
+    const state = (await client.inspect('counter', id))!.snapshot as { context: { count: number; tags: string[] } }
+    expect(state.context).toEqual({ count: 1, tags: ['woken'] })
+
+    const nobody = new NatsActorClient({ nc: await conn(), prefix: uid('vt_none'), retry: { attempts: 20, baseMs: 20, capMs: 200 } })
+    await expect(nobody.wake('counter', id)).rejects.toBeInstanceOf(ShardUnavailable)
   })
 })

@@ -6,8 +6,9 @@
  * Subject: `voice.<kind>.<shard>.<id>`. Kinds and ids are single subject tokens
  * (letters, digits, `_` and `-`); the shard is a stable hash of the id.
  */
-import { DEFAULT_SHARD_COUNT, shardOf } from '../shards'
-import { ActorDone, ActorError, ActorExists, ActorNotFound, ActorStepFailed, type ScheduleRequest, type StepResult } from '../runtime'
+import type { TimerRow } from '../../src/scheduler/durable-timers'
+import { DEFAULT_SHARD_COUNT, shardOf } from '../runtime/shards'
+import { ActorDone, ActorError, ActorExists, ActorNotFound, ActorStepFailed, type ScheduleRequest, type StepResult } from '../runtime/client'
 
 export const SUBJECT_PREFIX = 'voice'
 /** Workers serving actor subjects share this queue group (at most one owns a shard; the group is belt and braces). */
@@ -23,6 +24,11 @@ export function actorSubject(kind: string, id: string, shardCount = DEFAULT_SHAR
   return `${prefix}.${kind}.${shardOf(id, shardCount)}.${id}`
 }
 
+/** Where the owner of a shard listens for nudges: timers were committed for its actors. */
+export function wakeSubject(shard: number, prefix = SUBJECT_PREFIX): string {
+  return `${prefix}.wake.${shard}`
+}
+
 /** Every actor of a kind on one shard. */
 export function shardSubject(kind: string, shard: number, prefix = SUBJECT_PREFIX): string {
   return `${prefix}.${kind}.${shard}.*`
@@ -30,7 +36,7 @@ export function shardSubject(kind: string, shard: number, prefix = SUBJECT_PREFI
 
 /** Parses `<prefix>.<kind>.<shard>.<id>` (the prefix may have several tokens: `voice.<cluster>`). */
 export function parseSubject(subject: string, prefix = SUBJECT_PREFIX): { kind: string; shard: number; id: string } | undefined {
-  if (!subject.startsWith(prefix + '.')) return undefined
+  if (!subject.startsWith(`${prefix}.`)) return undefined
   const parts = subject.slice(prefix.length + 1).split('.')
   if (parts.length !== 3) return undefined
   const shard = Number(parts[1])
@@ -43,6 +49,7 @@ export type ActorRequest =
   | { op: 'send'; message: { type: string } & Record<string, unknown> }
   | { op: 'stop' }
   | { op: 'inspect' }
+  | { op: 'wake'; rows?: TimerRow[] }
 
 /**
  * `not_owner`: the worker that got the request does not (or no longer) hold the

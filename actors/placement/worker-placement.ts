@@ -14,16 +14,21 @@
  *
  * Durable timers: one poller per worker; a due timer is delivered to the host of
  * its actor's shard when this worker holds it and left for the owner otherwise.
+ * Timer rows a step of this worker committed (`timersWritten`) do not wait for a
+ * poll: the due messages for shards held here are delivered at once, the owners of
+ * the other shards are nudged over NATS (`<prefix>.wake.<shard>`), and the poller
+ * is woken for the later ones.
  * Hosts from `hostFor` must not be started (the placement never calls start()),
  * so that they do not poll every timer themselves.
  */
 import { JSONCodec, type Msg, type NatsConnection, type Subscription } from 'nats'
 import type { Clock } from '../../src/clock'
 import type { Db } from '../../src/db/client'
-import { DurableScheduler } from '../../src/scheduler/durable-timers'
-import { ActorError, type ActorHost } from '../runtime'
+import { DurableScheduler, type TimerRow } from '../../src/scheduler/durable-timers'
+import { ActorError } from '../runtime/client'
+import type { ActorHost } from '../runtime/host'
 import type { LeaseEvent, ShardLeases } from './leases'
-import { errorReply, parseSubject, shardOf, shardSubject, SUBJECT_PREFIX, WORKER_QUEUE, type ActorReply, type ActorRequest } from './wire'
+import { errorReply, parseSubject, shardOf, shardSubject, SUBJECT_PREFIX, WORKER_QUEUE, wakeSubject, type ActorReply, type ActorRequest } from './wire'
 
 export type PlacementEvent =
   | { type: 'serving'; shard: number; epoch: number }
@@ -92,6 +97,27 @@ export class WorkerPlacement {
     return this
   }
 
+  /** Timer rows a host of this worker committed: see the header. */
+  timersWritten(rows: TimerRow[]): void {
+    const scheduler = this.scheduler
+    if (!scheduler) return
+    const now = this.opts.timers!.clock.now().getTime()
+    const due: TimerRow[] = []
+    const elsewhere = new Set<number>()
+    let later = Number.POSITIVE_INFINITY
+    for (const r of rows) {
+      const shard = shardOf(r.actorId, this.opts.leases.shardCount)
+      const s = this.served.get(shard)
+      const held = !!s?.host && this.opts.leases.holds(shard, s.epoch)
+      if (!held) elsewhere.add(shard)
+      else if (r.dueAt.getTime() <= now) due.push(r)
+      else later = Math.min(later, r.dueAt.getTime())
+    }
+    if (due.length > 0) void scheduler.deliverNow(due)
+    if (later < Number.POSITIVE_INFINITY) scheduler.wake(new Date(later))
+    for (const shard of elsewhere) this.opts.nc.publish(wakeSubject(shard, this.prefix))
+  }
+
   /** Live actors in the hosts of the shards served now (metrics, benchmarks). */
   liveActors(): number {
     let n = 0
@@ -134,6 +160,8 @@ export class WorkerPlacement {
     this.served.set(shard, s)
     const current = () => this.served.get(shard) === s
     const subscribe = () => {
+      // Another worker committed timers for this shard: look now rather than at the next poll.
+      s.subs.push(this.opts.nc.subscribe(wakeSubject(shard, this.prefix), { callback: () => this.scheduler?.wake() }))
       for (const kind of this.opts.kinds)
         s.subs.push(
           this.opts.nc.subscribe(shardSubject(kind, shard, this.prefix), {
@@ -207,6 +235,15 @@ export class WorkerPlacement {
             break
           case 'stop':
             await s.host!.stop(kind, id)
+            result = { ok: true, result: null }
+            break
+          case 'wake':
+            // The owner's poller delivers the actor's due messages now (it knows which are in flight).
+            if (req.rows)
+              await this.scheduler?.deliverNow(
+                req.rows.filter((r) => r.actorKind === kind && r.actorId === id).map((r) => ({ ...r, dueAt: new Date(r.dueAt) })),
+              )
+            else await this.scheduler?.deliverDueOf(kind, id)
             result = { ok: true, result: null }
             break
           case 'inspect':

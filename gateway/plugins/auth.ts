@@ -2,13 +2,12 @@
  * Authentication and authorisation: the three credential kinds and what each may
  * reach. Each route states its rule once, in its `detail['x-auth']`.
  */
-import { and, eq, sql } from 'drizzle-orm'
-import { accounts, users } from '../../src/db/schema'
 import { ApiError, forbidden, unauthorized, ValidationError } from '../../src/errors'
 import { MAX_ID_LENGTH } from '../../src/ids'
-import type { AccountRow } from '../../src/services/accounts'
-import { findKey, type KeyIdentity } from '../../src/services/platforms'
-import type { Capability, Principal } from '../../src/services/principal'
+import { accountLookup, type AccountRow } from '../../src/services/accounts/accounts'
+import { userSessionEpoch } from '../../src/services/accounts/users'
+import { findKey, type KeyIdentity } from '../../src/services/platform/platforms'
+import type { Capability, Principal } from '../../src/services/platform/principal'
 import type { GatewayDeps } from '../context'
 
 export interface AuthRule {
@@ -39,9 +38,7 @@ export function createAuthenticator(deps: GatewayDeps) {
   // Hashing a key and reading it is cheap, but every request needs it; revocation
   // happens only at bootstrap, so a few seconds of caching is safe.
   const keyCache = new Map<string, { at: number; identity: KeyIdentity | undefined }>()
-  // Nearly every request reads its account: build that query once (drizzle spends more
-  // CPU building a query than the driver spends running it).
-  const accountById = deps.db.select().from(accounts).where(eq(accounts.id, sql.placeholder('id'))).prepare('auth_account_by_id')
+  const accountById = accountLookup(deps.db)
 
   async function lookupKey(key: string) {
     const now = performance.now()
@@ -68,22 +65,21 @@ export function createAuthenticator(deps: GatewayDeps) {
       return { kind: 'account_session', actor: claims.sid, platformId: claims.plat, mode: claims.mode, accountId: claims.acct, components: new Set(claims.cmp) }
     }
     // User tokens die with their user and with revoke_sessions (epoch bump).
-    const [user] = await deps.db
-      .select({ epoch: users.sessionEpoch })
-      .from(users)
-      .where(and(eq(users.id, claims.sub), eq(users.accountId, claims.acct)))
-    if (!user || user.epoch !== claims.ep) throw unauthorized('The session was revoked.', 'session_expired')
+    if ((await userSessionEpoch(deps.db, claims.acct, claims.sub)) !== claims.ep) throw unauthorized('The session was revoked.', 'session_expired')
     return { kind: 'user_session', actor: claims.sub, platformId: claims.plat, mode: claims.mode, accountId: claims.acct, userId: claims.sub }
   }
 
   async function loadAccount(principal: Principal, accountId: string): Promise<AccountRow> {
-    const [account] = await accountById.execute({ id: accountId })
+    const account = await accountById(accountId)
     if (!account || account.platformId !== principal.platformId) {
       if (principal.kind !== 'secret_key') throw unauthorized('The account of this session no longer exists.', 'session_expired')
       throw forbidden('No access to this account: it does not belong to this platform.', 'account_forbidden')
     }
     if (account.mode !== principal.mode) {
-      throw forbidden(principal.mode === 'test' ? 'A sandbox key works on sandbox accounts only.' : 'A live key works on live accounts only.', 'account_mode_mismatch')
+      throw forbidden(
+        principal.mode === 'test' ? 'A sandbox key works on sandbox accounts only.' : 'A live key works on live accounts only.',
+        'account_mode_mismatch',
+      )
     }
     return account
   }
@@ -124,7 +120,11 @@ export function createAuthenticator(deps: GatewayDeps) {
 
     // Account session.
     if (rule.sessions.length === 0) {
-      throw forbidden(rule.keys === 'platform' ? 'An account session cannot call platform-level operations or create sessions.' : 'An account session cannot call this operation.')
+      throw forbidden(
+        rule.keys === 'platform'
+          ? 'An account session cannot call platform-level operations or create sessions.'
+          : 'An account session cannot call this operation.',
+      )
     }
     if (!rule.sessions.some((c) => principal.components.has(c))) {
       throw forbidden(`This session lacks the ${rule.sessions.join(' or ')} component.`, 'missing_capability')

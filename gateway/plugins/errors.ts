@@ -26,7 +26,14 @@ function rawQuery(request: Request): Record<string, string | string[]> {
 export function errorHandler(deps: GatewayDeps, table: RouteTable) {
   const { refused } = createMutator(deps)
 
-  function toApiError(code: string | number, error: unknown, method: string, route: string | undefined, request: Request, params: Record<string, string> | undefined): ApiError {
+  function toApiError(
+    code: string | number,
+    error: unknown,
+    method: string,
+    route: string | undefined,
+    request: Request,
+    params: Record<string, string> | undefined,
+  ): ApiError {
     if (error instanceof ApiError) return error
     if (code === 'VALIDATION') {
       const e = error as { type?: string; value?: unknown; message?: string }
@@ -67,9 +74,10 @@ export function errorHandler(deps: GatewayDeps, table: RouteTable) {
     if (route?.mutation && trace?.principal && !audited) {
       // A session refused before its account was loaded still belongs to that account's trail.
       const accountId = trace.accountId ?? (trace.principal.kind === 'secret_key' ? null : trace.principal.accountId)
-      await refused({ requestId, ip: trace.ip, method, path: new URL(c.request.url).pathname, operationId: route.operationId, principal: trace.principal, accountId }, err.status).catch(
-        (e) => log.error({ err: e }, 'audit write failed'),
-      )
+      await refused(
+        { requestId, ip: trace.ip, method, path: new URL(c.request.url).pathname, operationId: route.operationId, principal: trace.principal, accountId },
+        err.status,
+      ).catch((e) => log.error({ err: e }, 'audit write failed'))
     }
     return jsonResponse(err.status, JSON.stringify(err.toBody()), requestId, err.headers ?? {})
   })

@@ -16,7 +16,9 @@ export const listQuery = {
 
 /** `expand[]` with the relations a route can inline. */
 export const expandQuery = <E extends string>(...names: [E, ...E[]]) =>
-  t.Optional(t.Array(t.Union(names.map((n) => t.Literal(n)) as unknown as [TLiteral<E>]), { maxItems: names.length * 2, description: 'related lists to inline' }))
+  t.Optional(
+    t.Array(t.Union(names.map((n) => t.Literal(n)) as unknown as [TLiteral<E>]), { maxItems: names.length * 2, description: 'related lists to inline' }),
+  )
 
 type Query = Record<string, unknown>
 

@@ -5,14 +5,10 @@
  */
 import { ApiError } from '../../src/errors'
 import type { Db } from '../../src/db/client'
-import { recordAudit } from '../../src/services/audit'
-import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  releaseIdempotencyKey,
-  requestHash,
-} from '../../src/services/idempotency'
-import type { Principal } from '../../src/services/principal'
+import { appendedEvents } from '../../src/events/outbox'
+import { recordAudit } from '../../src/services/platform/audit'
+import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, requestHash } from '../../src/services/platform/idempotency'
+import type { Principal } from '../../src/services/platform/principal'
 import type { GatewayDeps } from '../context'
 
 export interface MutationResult {
@@ -24,16 +20,8 @@ export interface MutationResult {
   status?: number
 }
 
-/** What the work of a mutation may know about its request. */
-export interface MutationOptions {
-  /**
-   * Checks that read state outside the transaction (another actor's state, say): run
-   * after the idempotency lookup, so that a replay answers what the first request
-   * got even when the state has moved on since; a refusal here is audited and
-   * remembered for the key like one from the work.
-   */
-  check?: () => Promise<void>
-}
+/** `mutate` as a route gets it: the work in one transaction with the request's audit (and idempotency) records. */
+export type Mutate = (work: (tx: Db, ctx: MutationContext) => Promise<MutationResult>) => Promise<Response>
 
 export interface MutationContext {
   requestId: string
@@ -56,7 +44,13 @@ export const IDEMPOTENCY_KEY_MAX = 255
 /** JSON with object keys sorted: the same fields in another order are the same request. */
 function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_k, v) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, v[k]])) : v,
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.keys(v)
+            .sort()
+            .map((k) => [k, v[k]]),
+        )
+      : v,
   )
 }
 
@@ -92,7 +86,7 @@ export function createMutator(deps: GatewayDeps) {
       createdAt: deps.clock.now(),
     })
 
-  async function mutate(f: RequestFacts, work: (tx: Db, ctx: MutationContext) => Promise<MutationResult>, opts: MutationOptions = {}): Promise<Response> {
+  async function mutate(f: RequestFacts, work: (tx: Db, ctx: MutationContext) => Promise<MutationResult>): Promise<Response> {
     const scope = idempotencyScope(f.principal)
     const key = f.idempotencyKey
     if (key !== undefined) {
@@ -101,16 +95,17 @@ export function createMutator(deps: GatewayDeps) {
       if (claim.kind === 'replay') return jsonResponse(claim.status, claim.body, f.requestId, { 'idempotent-replayed': 'true' })
     }
     try {
-      await opts.check?.()
+      let wroteEvents = false
       const response = await deps.db.transaction(async (tx) => {
         const result = await work(tx, { requestId: f.requestId })
+        wroteEvents = appendedEvents(tx)
         const status = result.status ?? 200
         const body = JSON.stringify(result.body)
         await audit(tx, f, 'success', status, result.resource, result.accountId !== undefined ? result.accountId : f.accountId)
         if (key !== undefined) await completeIdempotencyKey(tx, scope, key, status, body)
         return jsonResponse(status, body, f.requestId)
       })
-      deps.outboxCommitted()
+      if (wroteEvents) deps.outboxCommitted()
       return response
     } catch (e) {
       // The work rolled back. Record the failed attempt; a client error is the

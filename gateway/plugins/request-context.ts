@@ -8,12 +8,12 @@ import { ApiError, ValidationError } from '../../src/errors'
 import { newId } from '../../src/ids'
 import type { Logger } from '../../src/logger'
 import type { Db } from '../../src/db/client'
-import type { Principal } from '../../src/services/principal'
+import type { Principal } from '../../src/services/platform/principal'
 import type { GatewayDeps } from '../context'
 import type { RouteTable } from '../route-table'
 import { createAuthenticator, type AuthContext } from './auth'
 import type { ListContext } from './lists'
-import { createMutator, IDEMPOTENCY_KEY_MAX, type MutationContext, type MutationOptions, type MutationResult } from './mutation'
+import { createMutator, IDEMPOTENCY_KEY_MAX, type MutationContext, type MutationResult } from './mutation'
 import { createRateLimiter } from './rate-limit'
 import { jsonNestsDeeperThan, nulFields } from '../validation'
 
@@ -65,68 +65,72 @@ export function requestContext(deps: GatewayDeps, table: RouteTable) {
       const response = (c as { response?: unknown }).response
       const status = response instanceof Response ? response.status : typeof c.set.status === 'number' ? c.set.status : 200
       deps.log.info(
-        { requestId: trace?.requestId, method: c.request.method, path: new URL(c.request.url).pathname, status, ms: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 10) / 10, actor: trace?.principal?.actor },
+        {
+          requestId: trace?.requestId,
+          method: c.request.method,
+          path: new URL(c.request.url).pathname,
+          status,
+          ms: t0 === undefined ? undefined : Math.round((performance.now() - t0) * 10) / 10,
+          actor: trace?.principal?.actor,
+        },
         'request',
       )
     })
     .derive({ as: 'global' }, async (c) => {
-    const requestId = newId('request')
-    started.set(c.request, performance.now())
-    c.set.headers['x-request-id'] = requestId
-    const ip = c.server?.requestIP(c.request)?.address ?? null
-    const trace: RequestTrace = { requestId, ip }
-    traces.set(c.request, trace)
-    const log: Logger = deps.log.child({ requestId })
-    const route = table.get(c.request.method, c.route)
+      const requestId = newId('request')
+      started.set(c.request, performance.now())
+      c.set.headers['x-request-id'] = requestId
+      const ip = c.server?.requestIP(c.request)?.address ?? null
+      const trace: RequestTrace = { requestId, ip }
+      traces.set(c.request, trace)
+      const log: Logger = deps.log.child({ requestId })
+      const route = table.get(c.request.method, c.route)
 
-    let auth: AuthContext | undefined
-    if (route?.auth) {
-      auth = await authenticate(c.request.headers, route.auth, c.params as Record<string, string>, (p) => {
-        trace.principal = p
-      })
-      trace.accountId = auth.account?.id ?? null
-      rateLimit(auth.principal.actor)
-    }
+      let auth: AuthContext | undefined
+      if (route?.auth) {
+        auth = await authenticate(c.request.headers, route.auth, c.params as Record<string, string>, (p) => {
+          trace.principal = p
+        })
+        trace.accountId = auth.account?.id ?? null
+        rateLimit(auth.principal.actor)
+      }
 
-    const idempotencyKey = c.request.headers.get('idempotency-key') ?? undefined
-    if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > IDEMPOTENCY_KEY_MAX)) {
-      throw new ValidationError({ 'Idempotency-Key': `must be 1 to ${IDEMPOTENCY_KEY_MAX} characters` })
-    }
-    const nul = { ...nulFields(c.params ?? {}), ...nulFields(c.query ?? {}), ...nulFields(c.body) }
-    if (Object.keys(nul).length > 0) throw new ValidationError(nul)
-    const path = new URL(c.request.url).pathname
+      const idempotencyKey = c.request.headers.get('idempotency-key') ?? undefined
+      if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > IDEMPOTENCY_KEY_MAX)) {
+        throw new ValidationError({ 'Idempotency-Key': `must be 1 to ${IDEMPOTENCY_KEY_MAX} characters` })
+      }
+      const nul = { ...nulFields(c.params ?? {}), ...nulFields(c.query ?? {}), ...nulFields(c.body) }
+      if (Object.keys(nul).length > 0) throw new ValidationError(nul)
+      const path = new URL(c.request.url).pathname
 
-    return {
-      requestId,
-      ip,
-      log,
-      /** The caller; present on every route that declares an auth rule. */
-      auth: auth as AuthContext,
-      mutate(work: (tx: Db, ctx: MutationContext) => Promise<MutationResult>, opts?: MutationOptions) {
-        return mutator.mutate(
-          {
-            requestId,
-            ip,
-            method: c.request.method,
-            path,
-            operationId: route?.operationId ?? path,
-            principal: auth!.principal,
-            accountId: auth?.account?.id ?? null,
-            idempotencyKey,
-            body: c.body,
-          },
-          work,
-          opts,
-        )
-      },
-      /** Context for pagination: lists are owned by the account, or by platform and mode. */
-      listContext(query: Record<string, unknown>): ListContext {
-        const p = auth!.principal
-        const owner = auth?.account?.id ?? `${p.platformId}:${p.mode}`
-        return { cursors: deps.cursors, baseUrl: deps.config.baseUrl, owner, path, query }
-      },
-    }
-  })
+      return {
+        requestId,
+        ip,
+        log,
+        /** The caller; present on every route that declares an auth rule. */
+        auth: auth as AuthContext,
+        mutate(work: (tx: Db, ctx: MutationContext) => Promise<MutationResult>) {
+          return mutator.mutate(
+            {
+              requestId,
+              ip,
+              method: c.request.method,
+              path,
+              operationId: route?.operationId ?? path,
+              principal: auth!.principal,
+              accountId: auth?.account?.id ?? null,
+              idempotencyKey,
+              body: c.body,
+            },
+            work,
+          )
+        },
+        /** Context for pagination: lists are owned by the account, or by platform and mode. */
+        listContext(query: Record<string, unknown>): ListContext {
+          const p = auth!.principal
+          const owner = auth?.account?.id ?? `${p.platformId}:${p.mode}`
+          return { cursors: deps.cursors, baseUrl: deps.config.baseUrl, owner, path, query }
+        },
+      }
+    })
 }
-
-export { createMutator }

@@ -12,10 +12,10 @@ import {
   listAccounts,
   updateAccount,
   type AccountRow,
-} from '../../src/services/accounts'
-import type { Principal } from '../../src/services/principal'
-import { agreePricing, effectivePricing, latestPricing, pricingView } from '../../src/services/pricing'
-import { acceptanceView, acceptTos, currentAcceptance, TOS_BODY, TOS_CONTENT, TOS_VERSION, tosUrl } from '../../src/services/tos'
+} from '../../src/services/accounts/accounts'
+import type { Principal } from '../../src/services/platform/principal'
+import { agreePricing, effectivePricing, latestPricing, pricingView } from '../../src/services/accounts/pricing'
+import { acceptanceView, acceptTos, currentAcceptance, TOS_BODY, TOS_CONTENT, TOS_VERSION, tosUrl } from '../../src/services/accounts/tos'
 import { ApiError, forbidden } from '../../src/errors'
 import type { Db } from '../../src/db/client'
 import type { GatewayDeps } from '../context'
@@ -63,7 +63,7 @@ export function accountRoutes(deps: GatewayDeps, base: ReturnType<typeof request
       },
       {
         query: t.Object(listQuery, { additionalProperties: false }),
-        detail: op('listAccounts', { summary: 'List accounts of the platform in the key’s mode', tag: TAG, auth: platformLevel(), response: S.Account }),
+        detail: op('listAccounts', { summary: 'List accounts of the platform in the key’s mode', tag: TAG, auth: platformLevel(), list: S.Account }),
       },
     )
     .post(
@@ -79,18 +79,25 @@ export function accountRoutes(deps: GatewayDeps, base: ReturnType<typeof request
         body: S.CreateAccountRequest,
         detail: op('createAccount', {
           summary: 'Create an account (mode follows the key)',
-          description: 'The address becomes the main location and the pricing is stored, in one transaction with the account. A live key creates a live account, only when live mode is enabled on the platform (else 403 live_mode_disabled).',
+          description:
+            'The address becomes the main location and the pricing is stored, in one transaction with the account. A live key creates a live account, only when live mode is enabled on the platform (else 403 live_mode_disabled).',
           tag: TAG,
           auth: platformLevel(),
           response: S.Account,
+          errors: { 403: ['live_mode_disabled'] },
         }),
       },
     )
-    .get(
-      '/v1/accounts/:account_id',
-      async ({ auth, params }) => accountResource(deps.db, await target(deps.db, auth, params.account_id)),
-      { params, detail: op('getAccount', { summary: 'Get an account', tag: TAG, auth: onboardingOrAgreement, response: S.Account, errors: { 404: ['account_not_found'] } }) },
-    )
+    .get('/v1/accounts/:account_id', async ({ auth, params }) => accountResource(deps.db, await target(deps.db, auth, params.account_id)), {
+      params,
+      detail: op('getAccount', {
+        summary: 'Get an account',
+        tag: TAG,
+        auth: onboardingOrAgreement,
+        response: S.Account,
+        errors: { 404: ['account_not_found'] },
+      }),
+    })
     .post(
       '/v1/accounts/:account_id',
       ({ auth, params, body, mutate }) =>
@@ -104,7 +111,8 @@ export function accountRoutes(deps: GatewayDeps, base: ReturnType<typeof request
         body: S.UpdateAccountRequest,
         detail: op('updateAccount', {
           summary: 'Update an account',
-          description: 'Omitted fields are unchanged. email: null or "" clears it. main_location cannot be cleared, only swapped to another active location of the account. default_outbound_did, hold_music_clip, default_button_template and billing_address: null clears.',
+          description:
+            'Omitted fields are unchanged. email: null or "" clears it. main_location cannot be cleared, only swapped to another active location of the account. default_outbound_did, hold_music_clip, default_button_template and billing_address: null clears.',
           tag: TAG,
           auth: platformLevel(),
           response: S.Account,
@@ -140,7 +148,16 @@ export function accountRoutes(deps: GatewayDeps, base: ReturnType<typeof request
         if (!pricing) throw new ApiError(404, 'No pricing has been agreed for this account.', 'pricing_not_found')
         return pricingView(pricing)
       },
-      { params, detail: op('getAccountPricing', { summary: 'Get the latest agreed pricing', tag: TAG, auth: onboardingOrAgreement, response: S.AccountPricingResponse, errors: { 404: ['account_not_found', 'pricing_not_found'] } }) },
+      {
+        params,
+        detail: op('getAccountPricing', {
+          summary: 'Get the latest agreed pricing',
+          tag: TAG,
+          auth: onboardingOrAgreement,
+          response: S.AccountPricingResponse,
+          errors: { 404: ['account_not_found', 'pricing_not_found'] },
+        }),
+      },
     )
     .post(
       '/v1/accounts/:account_id/pricing',
@@ -156,7 +173,8 @@ export function accountRoutes(deps: GatewayDeps, base: ReturnType<typeof request
         body: S.AccountPricing,
         detail: op('upsertAccountPricing', {
           summary: 'Create or replace the account pricing',
-          description: 'All three rates are required. The change takes effect at the start of the next month (UTC); until then effective pricing shows it as next.',
+          description:
+            'All three rates are required. The change takes effect at the start of the next month (UTC); until then effective pricing shows it as next.',
           tag: TAG,
           auth: platformLevel(),
           response: S.AccountPricingResponse,
@@ -167,7 +185,16 @@ export function accountRoutes(deps: GatewayDeps, base: ReturnType<typeof request
     .get(
       '/v1/accounts/:account_id/effective-pricing',
       async ({ auth, params }) => effectivePricing(deps.db, deps.clock, (await target(deps.db, auth, params.account_id)).id),
-      { params, detail: op('getAccountEffectivePricing', { summary: 'Get the pricing in force today', tag: TAG, auth: onboardingOrAgreement, response: S.EffectivePricing, errors: { 404: ['account_not_found'] } }) },
+      {
+        params,
+        detail: op('getAccountEffectivePricing', {
+          summary: 'Get the pricing in force today',
+          tag: TAG,
+          auth: onboardingOrAgreement,
+          response: S.EffectivePricing,
+          errors: { 404: ['account_not_found'] },
+        }),
+      },
     )
     .get(
       '/v1/accounts/:account_id/tos',
@@ -175,7 +202,13 @@ export function accountRoutes(deps: GatewayDeps, base: ReturnType<typeof request
       {
         params,
         query: t.Object({ 'expand[]': expandQuery('pricing') }, { additionalProperties: false }),
-        detail: op('getAccountTos', { summary: 'Get the subscription agreement', tag: TAG, auth: onboardingOrAgreement, response: S.AccountTos, errors: { 404: ['account_not_found'] } }),
+        detail: op('getAccountTos', {
+          summary: 'Get the subscription agreement',
+          tag: TAG,
+          auth: onboardingOrAgreement,
+          response: S.AccountTos,
+          errors: { 404: ['account_not_found'] },
+        }),
       },
     )
     .post(
@@ -192,7 +225,8 @@ export function accountRoutes(deps: GatewayDeps, base: ReturnType<typeof request
         body: S.TosAcceptRequest,
         detail: op('acceptAccountTos', {
           summary: 'Accept the subscription agreement',
-          description: 'Needs the agreement_acceptance capability (platform secret key, or an account session with that component). The version must be the current one (409 tos_version_stale); pricing must be agreed first (422 pricing_required). Re-accepting the same version returns the first acceptance. The ip, user agent and timestamp are taken from the request; the pricing is snapshotted.',
+          description:
+            'Needs the agreement_acceptance capability (platform secret key, or an account session with that component). The version must be the current one (409 tos_version_stale); pricing must be agreed first (422 pricing_required). Re-accepting the same version returns the first acceptance. The ip, user agent and timestamp are taken from the request; the pricing is snapshotted.',
           tag: TAG,
           auth: aboutAccount('agreement_acceptance'),
           response: S.AccountTos,

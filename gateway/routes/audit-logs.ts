@@ -1,8 +1,8 @@
 /** The account's audit trail, and who a person-actor is. */
 import { Elysia, t } from 'elysia'
 import { Id } from '../../src/schemas/common'
-import * as S from '../../src/schemas/audit'
-import { auditView, getAdminUser, listAuditLogs } from '../../src/services/audit'
+import * as S from '../../src/schemas/platform'
+import { auditView, getAdminUser, listAuditLogs } from '../../src/services/platform/audit'
 import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
 import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
@@ -34,7 +34,7 @@ export function auditLogRoutes(deps: GatewayDeps, base: ReturnType<typeof reques
           },
           { additionalProperties: false },
         ),
-        detail: op('listAuditLogs', { summary: 'List audit log entries', tag: TAG, auth: accountLevel(), response: S.AuditLog }),
+        detail: op('listAuditLogs', { summary: 'List audit log entries', tag: TAG, auth: accountLevel(), list: S.AuditLog }),
       },
     )
     .get('/v1/admin/users/:admin_user', async ({ auth, params }) => getAdminUser(deps.db, auth.account!.id, params.admin_user), {

@@ -1,91 +1,122 @@
-/** Call logs, transcripts, voicemails, and the sandbox call simulator. */
-import { and, eq } from 'drizzle-orm'
+/**
+ * The spec's "Calls" group: the call log (list, get, transcript, recording),
+ * click-to-call (POST /v1/calls), call control (POST /v1/calls/{id}), recording
+ * pause/resume and listeners. The sandbox simulator's test call is in test-helpers.
+ *
+ * Call control is the recipe for an actor-backed resource: the route finds the call
+ * in the account (404), asks the call's machine whether it takes the command in its
+ * committed state (actors/client: admitCall; 409 with the refusal's code), and
+ * writes the command for the call actor in the transaction of the request's audit
+ * and idempotency records (sendCommand). It answers 202 with the command id; the
+ * actor runs the command and reports it, exactly once, with
+ * call.command_succeeded or call.command_failed.
+ */
 import { Elysia, t } from 'elysia'
-import { users } from '../../src/db/schema'
-import { ApiError, ValidationError } from '../../src/errors'
-import { Id, ListOf } from '../../src/schemas/common'
-import * as S from '../../src/schemas/calls'
 import {
-  callsByIds,
-  callView,
-  getCall,
-  recordingView,
-  getVoicemail,
-  listCalls,
-  listVoicemails,
-  recordingsOfCalls,
-  voicemailView,
-  type CallRow,
-} from '../../src/services/calls'
-import { firstActiveNumber } from '../../src/services/phone-numbers'
-import { DEFAULT_DOWNLOAD_TTL_MS, DOWNLOAD_PATH_PREFIX, signDownload, verifyDownload } from '../../src/services/download-urls'
-import type { Plan } from '../../actors/call-simulator'
+  ActorDone,
+  ActorNotFound,
+  admitCall,
+  CALL_KIND,
+  type CallCommand,
+  type CallCommandMessage,
+  type CallCommandRefusal,
+  callSnapshotOf,
+  COMMAND_MESSAGE,
+  isConnected,
+  readActorState,
+  recordingToggled,
+  sendCommand,
+  type TimerRow,
+} from '../../actors/client'
+import { ApiError, CallNotActive } from '../../src/errors'
+import { newId } from '../../src/ids'
+import * as S from '../../src/schemas/calls'
+import { DateBound, Id, isE164 } from '../../src/schemas/common'
+import { assertUserOfAccount } from '../../src/services/accounts/users'
+import { createListener, endListener, getListener, listenerView, listListeners, reconcileListeners } from '../../src/services/calls/call-listeners'
+import { callLogPage, callView, getCall } from '../../src/services/calls/call-log'
+import { planClickToCallRequest } from '../../src/services/calls/click-to-call'
+import { callTranscriptView, recordingDownloadView, recordingOfCall, recordPauseToggle } from '../../src/services/calls/recordings'
+import { noRegisteredDevices } from '../../src/services/calls/registered-devices'
 import type { GatewayDeps } from '../context'
-import { accountLevel, op, userLevel } from '../docs'
+import { accountLevel, op } from '../docs'
 import { expandQuery, listEnvelope, listQuery, pageRequest } from '../plugins/lists'
+import type { Mutate } from '../plugins/mutation'
 import type { requestContext } from '../plugins/request-context'
 
+const TAG = 'Calls'
 const rule = accountLevel()
-/**
- * Signed downloads are served outside /v1: whoever holds the URL fetches without an
- * API key, and every /v1 operation takes a bearer credential. The token is the one
- * src/services/download-urls signs (its last path segment).
- */
-export const DOWNLOAD_ROUTE_PREFIX = '/downloads/'
-const DateBound = (what: string) => t.Optional(t.String({ maxLength: 40, pattern: '^\\d{4}-\\d{2}-\\d{2}([T ].*)?$', description: `${what}: a date (YYYY-MM-DD, whole UTC day) or an ISO 8601 date-time` }))
-const Direction = t.Optional(t.Union([t.Literal('inbound'), t.Literal('outbound'), t.Literal('internal')]))
+const callParams = t.Object({ call_id: Id() })
+const listenerParams = t.Object({ call_id: Id(), listener_id: Id() })
+type Account = { id: string; platformId: string; mode: 'test' | 'live' }
 
-/** The sparse live view of a call that was just planned (nothing of it has happened yet). */
-function plannedView(plan: Plan, mode: 'test' | 'live') {
-  const c = plan.call
-  const started = new Date(c.started_at)
-  const row: CallRow = {
-    id: c.call_id,
-    accountId: c.owner.accountId,
-    mode,
-    direction: c.direction,
-    fromNumber: c.from_number,
-    fromLabel: c.from_name ?? null,
-    toNumber: c.to_number,
-    userId: c.user_id ?? null,
-    fromUserId: c.from_user_id ?? null,
-    toUserId: c.to_user_id ?? null,
-    status: null,
-    startedAt: started,
-    ringingAt: null,
-    answeredAt: null,
-    connectedAt: null,
-    endedAt: null,
-    durationSeconds: null,
-    relatedCall: null,
-    summary: null,
-    sentiment: null,
-    simulated: true,
-    createdAt: started,
-    updatedAt: started,
-  }
-  return callView(row)
+/** A command the call's machine refused, as the API reports it. */
+const refusedBy = (callId: string, r: CallCommandRefusal) => new ApiError(409, `Call ${callId} ${r.reason}.`, r.code)
+
+/** The request as the command the call actor takes (fresh ids for the calls a transfer places). */
+function commandOf(body: typeof S.UpdateCallRequest.static): CallCommand {
+  if (body.action !== 'transfer') return { command: body.action }
+  if (body.mode === 'warm') return { command: 'transfer', to: body.to, mode: 'warm', consultation_call_id: newId('call') }
+  return { command: 'transfer', to: body.to, mode: 'blind', new_call_id: newId('call') }
+}
+
+/** 202 Accepted carries no body: not even the JSON `null` that mutate() stores for replays. */
+function withoutBody(r: Response): Response {
+  if (r.status !== 202) return r
+  const headers = new Headers(r.headers)
+  headers.delete('content-type')
+  return new Response(null, { status: 202, headers })
 }
 
 export function callRoutes(deps: GatewayDeps, base: ReturnType<typeof requestContext>) {
-  const callsPage = async (accountId: string, ctx: Parameters<typeof pageRequest>[0], filters: Parameters<typeof listCalls>[2]) => {
-    const page = await listCalls(deps.db, accountId, filters, pageRequest(ctx))
-    const recs = await recordingsOfCalls(deps.db, accountId, page.rows.filter((r) => r.status !== null).map((r) => r.id))
-    return listEnvelope(ctx, page, (row) => callView(row, recs.get(row.id) ?? null))
+  const registrar = deps.registeredDevices ?? noRegisteredDevices()
+  /** Durable messages run at the owner's next poll anyway; this only spares the wait. */
+  const wake = (callId: string, rows: TimerRow[]) => deps.actors?.wake(CALL_KIND, callId, rows).catch(() => {})
+
+  /** A recording toggle: a synchronous message to the call actor (its answer is the new state), then the pause interval recorded. */
+  const toggleRecording = async (account: Account, callId: string, pause: boolean, mutate: Mutate) => {
+    const call = await getCall(deps.db, account.id, callId)
+    const at = deps.clock.now()
+    const admission = admitCall(
+      await readActorState(deps.db, CALL_KIND, call.id),
+      { command: pause ? 'recording_pause' : 'recording_resume' },
+      at.toISOString(),
+    )
+    if ('refused' in admission) throw refusedBy(call.id, admission.refused)
+    if (!deps.actors)
+      throw new ApiError(503, 'This process cannot reach the call actors (no worker role, and no NATS to reach workers).', 'call_simulator_unavailable')
+    const result = await deps.actors.send(CALL_KIND, call.id, admission.event).catch((err) => {
+      throw err instanceof ActorDone || err instanceof ActorNotFound ? new CallNotActive(call.id, 'has ended') : err
+    })
+    if (!recordingToggled(result, pause))
+      throw new ApiError(409, `The recording of call ${call.id} changed state meanwhile.`, pause ? 'recording_not_active' : 'recording_not_paused')
+    const offsetMs = Math.max(0, at.getTime() - Date.parse(admission.snapshot.context.answered_at!))
+    return mutate(async (tx) => ({
+      resource: call.id,
+      body: {
+        object: 'call_recording' as const,
+        call_id: call.id,
+        status: pause ? ('paused' as const) : ('recording' as const),
+        pauses: await recordPauseToggle(tx, deps.clock, account.id, call.id, pause, offsetMs),
+      },
+    }))
   }
 
   return new Elysia({ name: 'routes/calls' })
     .use(base)
     .get(
       '/v1/calls',
-      async ({ auth, query, listContext }) => callsPage(auth.account!.id, listContext(query), query),
+      async ({ auth, query, listContext }) => {
+        const ctx = listContext(query)
+        return listEnvelope(ctx, await callLogPage(deps.db, auth.account!.id, query, pageRequest(ctx)), (v) => v)
+      },
       {
         query: t.Object(
           {
             ...listQuery,
             user_id: t.Optional(Id()),
             endpoint_id: t.Optional(Id()),
-            direction: Direction,
+            direction: S.DirectionFilter,
             from_number: t.Optional(t.String({ maxLength: 32 })),
             to_number: t.Optional(t.String({ maxLength: 32 })),
             status: t.Optional(t.Union([t.Literal('completed'), t.Literal('no-answer'), t.Literal('busy'), t.Literal('failed'), t.Literal('voicemail')])),
@@ -95,7 +126,34 @@ export function callRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCon
           },
           { additionalProperties: false },
         ),
-        detail: op('listCallLogs', { summary: 'List call logs', tag: 'Calls', auth: rule, response: ListOf(S.CallLog) }),
+        detail: op('listCallLogs', { summary: 'List call logs', tag: TAG, auth: rule, list: S.CallLog }),
+      },
+    )
+    .post(
+      '/v1/calls',
+      async ({ auth, body, mutate, log }) => {
+        const account = auth.account!
+        const response = await mutate(async (tx) => {
+          const plan = await planClickToCallRequest(tx, account, body, registrar)
+          if (plan.kind !== 'nothing') {
+            // Unreachable until devices register (the registrar answers none): the media plane
+            // places these calls, through the call actor, with a durable spawn in this transaction.
+            log.warn({ plan: plan.kind, user: plan.from_user_id }, 'click-to-call planned a call, but no call actor places click-to-call calls yet')
+          }
+          return { resource: body.user, status: 202, body: null }
+        })
+        return withoutBody(response)
+      },
+      {
+        body: S.CreateCallRequest,
+        detail: op('createCall', {
+          summary: 'Click-to-call: ring a user’s devices, then dial',
+          description:
+            "Rings the user's registered devices; when one answers, dials dial_string. dial_string is an E.164 number, an extension or user id of the account, or digits (a 10-digit NANP number or 1 + 10 digits becomes +1…; N11 codes and 933 are dialled as given; 911 and 933 are never shadowed by an extension); spaces, dots, dashes and parentheses are ignored. did, when given, must be one of the account's active phone numbers and is the caller ID of this call. Answers 202 Accepted with no body once the request is recorded; the call itself is reported through call.* events. Internal destinations connect; a public-network destination from a sandbox account is refused: the caller hears an announcement and no call.* event is sent. If the user has no registered device nothing happens (no call, no event). 400 validation_error names each offending field: details.user (not a user of the account), details.dial_string (not dialable), details.did (not an active number of the account).",
+          tag: TAG,
+          auth: rule,
+          status: 202,
+        }),
       },
     )
     .get(
@@ -103,19 +161,70 @@ export function callRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCon
       async ({ auth, params }) => {
         const accountId = auth.account!.id
         const row = await getCall(deps.db, accountId, params.call_id)
-        const rec = row.status === null ? undefined : ((await recordingsOfCalls(deps.db, accountId, [row.id])).get(row.id) ?? null)
-        return callView(row, rec)
+        return callView(row, row.status === null ? undefined : ((await recordingOfCall(deps.db, accountId, row.id)) ?? null))
       },
       {
-        params: t.Object({ call_id: Id() }),
+        params: callParams,
         query: t.Object({ 'expand[]': expandQuery('recording') }, { additionalProperties: false }),
         detail: op('getCallLog', {
           summary: 'Get a call log',
           description: 'While the call is in flight this is a sparse live view: status is null and fields known only after the end are absent.',
-          tag: 'Calls',
+          tag: TAG,
           auth: rule,
           response: S.CallLog,
           errors: { 404: ['call_not_found'] },
+        }),
+      },
+    )
+    .post(
+      '/v1/calls/:call_id',
+      async ({ auth, params, body, mutate }) => {
+        const account = auth.account! as Account
+        const command = commandOf(body)
+        let written: TimerRow | undefined
+        const response = await mutate(async (tx) => {
+          const call = await getCall(tx, account.id, params.call_id)
+          if (command.command === 'transfer' && !isE164(command.to)) await assertUserOfAccount(tx, account.id, command.to, 'to')
+          const at = deps.clock.now().toISOString()
+          const admission = admitCall(await readActorState(tx, CALL_KIND, call.id), command, at)
+          if ('refused' in admission) throw refusedBy(call.id, admission.refused)
+          const message: CallCommandMessage = {
+            type: COMMAND_MESSAGE,
+            command_id: newId('command'),
+            at,
+            call_id: call.id,
+            owner: { platformId: account.platformId, accountId: account.id, mode: account.mode },
+            command,
+          }
+          // Durable: committed with this request's audit and idempotency records.
+          written = await sendCommand(tx, deps.clock, CALL_KIND, call.id, message)
+          return {
+            resource: call.id,
+            status: 202,
+            body: {
+              id: message.command_id,
+              object: 'call_command' as const,
+              call_id: call.id,
+              command: command.command as Exclude<CallCommand['command'], 'recording_pause' | 'recording_resume'>,
+              ...(command.command === 'transfer' && command.mode === 'warm' ? { consultation_call_id: command.consultation_call_id } : {}),
+            },
+          }
+        })
+        if (written) void wake(params.call_id, [written])
+        return response
+      },
+      {
+        params: callParams,
+        body: S.UpdateCallRequest,
+        detail: op('updateCall', {
+          summary: 'Control an active call',
+          description:
+            'Commands: hangup (ends the call now), hold, resume, transfer and complete_transfer. transfer takes `to` (an E.164 number or a user id) and `mode`: blind (the default: the original call gets call.transfer and ends, the new leg has its own full event set) or warm (the call is held and a consultation call from the transferring user to `to` is placed; its id is `consultation_call_id` in this answer and in call.command_succeeded). complete_transfer, sent to the consultation call, hands the held caller to the target: the consultation call emits call.transfer as its last event (no call.end) and the primary call resumes, ending normally later; hanging up the consultation call cancels the transfer. Answers 202 with the command id once the command is recorded (a crash after the answer does not lose it); the outcome arrives as call.command_succeeded {call_id, command, command_id[, consultation_call_id]} or call.command_failed {call_id, command, command_id, reason} (reason: call_not_active when the call ended or changed state first). 409 call_not_active when the call has ended or its state does not admit the command (hold/resume/transfer/complete_transfer need an answered call; resume needs a held one); 409 call_transfer_not_allowed for transfer on a consultation call or complete_transfer on any other call.',
+          tag: TAG,
+          auth: rule,
+          status: 202,
+          response: S.CallCommand,
+          errors: { 404: ['call_not_found'], 409: ['call_not_active', 'call_transfer_not_allowed'] },
         }),
       },
     )
@@ -124,25 +233,14 @@ export function callRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCon
       async ({ auth, params }) => {
         const accountId = auth.account!.id
         const row = await getCall(deps.db, accountId, params.call_id)
-        const rec = (await recordingsOfCalls(deps.db, accountId, [row.id])).get(row.id)
-        if (!rec) throw new ApiError(404, `Call ${row.id} has no recording.`, 'recording_not_found')
-        const segments = ((rec.transcript as { segments?: unknown[] } | null)?.segments ?? []) as { speaker: string; start_seconds: number; end_seconds: number; text: string }[]
-        return {
-          object: 'transcript' as const,
-          call_id: row.id,
-          recording: rec.id,
-          status: rec.transcript ? ('completed' as const) : ('processing' as const),
-          segments,
-          summary: rec.summary,
-          sentiment: rec.sentiment ?? null,
-        }
+        return callTranscriptView(row.id, await recordingOfCall(deps.db, accountId, row.id))
       },
       {
-        params: t.Object({ call_id: Id() }),
+        params: callParams,
         detail: op('getCallTranscript', {
           summary: 'Get the transcript of a call recording',
           description: '404 recording_not_found when the call has no recording.',
-          tag: 'Calls',
+          tag: TAG,
           auth: rule,
           response: S.Transcript,
           errors: { 404: ['call_not_found', 'recording_not_found'] },
@@ -154,165 +252,137 @@ export function callRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCon
       async ({ auth, params }) => {
         const accountId = auth.account!.id
         const row = await getCall(deps.db, accountId, params.call_id)
-        const rec = (await recordingsOfCalls(deps.db, accountId, [row.id])).get(row.id)
-        if (!rec || !rec.storageKey || rec.status !== 'available') throw new ApiError(404, `Call ${row.id} has no recording.`, 'recording_not_found')
-        const expiresAt = new Date(deps.clock.now().getTime() + DEFAULT_DOWNLOAD_TTL_MS)
-        const signed = signDownload(deps.downloadKey, { key: rec.storageKey, contentType: 'audio/wav', expiresAt })
-        return { ...recordingView(rec), url: `${deps.config.baseUrl}${DOWNLOAD_ROUTE_PREFIX}${signed.slice(DOWNLOAD_PATH_PREFIX.length)}`, expires_at: expiresAt.toISOString() }
+        return recordingDownloadView(row.id, await recordingOfCall(deps.db, accountId, row.id), {
+          key: deps.downloadKey,
+          baseUrl: deps.config.baseUrl,
+          now: deps.clock.now(),
+        })
       },
       {
-        params: t.Object({ call_id: Id() }),
+        params: callParams,
         detail: op('getCallRecording', {
           summary: 'Get the recording of a call',
-          description: 'Answers with a signed download URL serving the audio (audio/wav), valid for an hour without an API key. Pause and resume leave silent gaps in the one file. 404 recording_not_found when the call has no recording.',
-          tag: 'Calls',
+          description:
+            'Answers with a signed download URL serving the audio (audio/wav), valid for an hour without an API key. Pause and resume leave silent gaps in the one file. 404 recording_not_found when the call has no recording.',
+          tag: TAG,
           auth: rule,
           response: S.RecordingDownload,
           errors: { 404: ['call_not_found', 'recording_not_found'] },
         }),
       },
     )
+    .post('/v1/calls/:call_id/recording/pause', ({ auth, params, mutate }) => toggleRecording(auth.account! as Account, params.call_id, true, mutate), {
+      params: callParams,
+      detail: op('pauseCallRecording', {
+        summary: 'Pause the recording of a call',
+        description:
+          'The recording keeps one file: the paused stretch is silence in it. 409 call_not_active when the call is not answered or has ended; 409 recording_not_active when it is not recording or already paused.',
+        tag: TAG,
+        auth: rule,
+        response: S.CallRecordingState,
+        errors: { 404: ['call_not_found'], 409: ['call_not_active', 'recording_not_active'], 503: ['call_simulator_unavailable'] },
+      }),
+    })
+    .post('/v1/calls/:call_id/recording/resume', ({ auth, params, mutate }) => toggleRecording(auth.account! as Account, params.call_id, false, mutate), {
+      params: callParams,
+      detail: op('resumeCallRecording', {
+        summary: 'Resume the recording of a call',
+        description: '409 call_not_active when the call is not answered or has ended; 409 recording_not_paused when the recording is not paused.',
+        tag: TAG,
+        auth: rule,
+        response: S.CallRecordingState,
+        errors: { 404: ['call_not_found'], 409: ['call_not_active', 'recording_not_paused'], 503: ['call_simulator_unavailable'] },
+      }),
+    })
     .get(
-      '/v1/me/calls',
-      async ({ auth, query, listContext }) => {
-        const p = auth.principal
-        if (p.kind !== 'user_session') throw new Error('unreachable: /v1/me/calls admits user tokens only')
-        return callsPage(p.accountId, listContext(query), { ...query, user_id: p.userId })
-      },
-      {
-        query: t.Object({ ...listQuery, direction: Direction, from_date: DateBound('calls started at or after'), to_date: DateBound('calls started up to') }, { additionalProperties: false }),
-        detail: op('listMyCalls', { summary: 'The signed-in user’s calls', tag: 'User Profile', auth: userLevel(), response: ListOf(S.CallLog) }),
-      },
-    )
-    .get(
-      '/v1/voicemails',
-      async ({ auth, query, listContext }) => {
+      '/v1/calls/:call_id/listeners',
+      async ({ auth, params, query, listContext }) => {
+        const accountId = auth.account!.id
+        const call = await getCall(deps.db, accountId, params.call_id)
+        await reconcileListeners(deps.db, deps.clock, accountId, call.id)
         const ctx = listContext(query)
-        const accountId = auth.account!.id
-        const page = await listVoicemails(deps.db, accountId, query, pageRequest(ctx))
-        const withCall = query['expand[]']?.includes('call')
-        const byId = withCall ? await callsByIds(deps.db, accountId, page.rows.flatMap((r) => (r.callId ? [r.callId] : []))) : undefined
-        return listEnvelope(ctx, page, (row) => voicemailView(row, byId && { call: (row.callId && byId.get(row.callId)) || null }))
+        return listEnvelope(ctx, await listListeners(deps.db, accountId, call.id, pageRequest(ctx)), listenerView)
       },
       {
-        query: t.Object(
-          { ...listQuery, owner: t.Optional(Id()), is_read: t.Optional(t.Boolean()), from_date: DateBound('voicemails left at or after'), 'expand[]': expandQuery('call') },
-          { additionalProperties: false },
-        ),
-        detail: op('listVoicemails', { summary: 'List voicemails', tag: 'Voicemails', auth: rule, response: ListOf(S.Voicemail) }),
-      },
-    )
-    .get(
-      '/v1/voicemails/:voicemail_id',
-      async ({ auth, params, query }) => {
-        const accountId = auth.account!.id
-        const row = await getVoicemail(deps.db, accountId, params.voicemail_id)
-        if (!query['expand[]']?.includes('call')) return voicemailView(row)
-        const call = row.callId ? (await callsByIds(deps.db, accountId, [row.callId])).get(row.callId) : undefined
-        return voicemailView(row, { call: call ?? null })
-      },
-      {
-        params: t.Object({ voicemail_id: Id() }),
-        query: t.Object({ 'expand[]': expandQuery('call') }, { additionalProperties: false }),
-        detail: op('getVoicemail', { summary: 'Get a voicemail', tag: 'Voicemails', auth: rule, response: S.Voicemail, errors: { 404: ['voicemail_not_found'] } }),
-      },
-    )
-    .get(
-      '/v1/voicemails/:voicemail_id/transcript',
-      async ({ auth, params }) => {
-        const row = await getVoicemail(deps.db, auth.account!.id, params.voicemail_id)
-        const stored = row.transcript as { text?: unknown; segments?: unknown } | null
-        const text = typeof stored?.text === 'string' ? stored.text : null
-        const segments = Array.isArray(stored?.segments)
-          ? (stored.segments as { speaker: string; start_seconds: number; end_seconds: number; text: string }[])
-          : text !== null
-            ? [{ speaker: 'caller', start_seconds: 0, end_seconds: row.durationSeconds, text }]
-            : []
-        return {
-          object: 'voicemail_transcript' as const,
-          voicemail_id: row.id,
-          call_id: row.callId,
-          status: stored ? ('completed' as const) : ('processing' as const),
-          text,
-          segments,
-          summary: row.summary,
-          sentiment: row.sentiment ?? null,
-        }
-      },
-      {
-        params: t.Object({ voicemail_id: Id() }),
-        detail: op('getVoicemailTranscript', {
-          summary: 'Get the transcript of a voicemail',
-          description:
-            'The message as text (and as one segment spoken by the caller), with its summary and sentiment. Until transcription completes (voicemail.transcription.complete) the answer is 200 with status processing, text null and segments empty, as for call transcripts; summary and sentiment stay null until voicemail.summary.complete. 404 voicemail_not_found when the voicemail is not the account’s.',
-          tag: 'Voicemails',
+        params: callParams,
+        query: t.Object({ ...listQuery }, { additionalProperties: false }),
+        detail: op('listCallListeners', {
+          summary: 'List the listeners of a call',
+          tag: TAG,
           auth: rule,
-          response: S.VoicemailTranscript,
-          errors: { 404: ['voicemail_not_found'] },
+          list: S.CallListener,
+          errors: { 404: ['call_not_found'] },
         }),
       },
     )
     .post(
-      '/v1/test_helpers/calls',
-      async ({ auth, body, mutate }) => {
-        const account = auth.account!
-        const simulator = deps.callSimulator
-        let plan: Plan | undefined
+      '/v1/calls/:call_id/listeners',
+      async ({ auth, params, body, mutate }) => {
+        const accountId = auth.account!.id
         const response = await mutate(async (tx) => {
-          if (account.mode !== 'test') throw new ApiError(400, 'Test helpers work in sandbox mode only; use a sk_test_ key.', 'sandbox_only')
-          if (!simulator) throw new ApiError(503, 'This process does not simulate calls (no worker role).', 'call_simulator_unavailable')
-          const [user] = await tx.select({ id: users.id }).from(users).where(and(eq(users.accountId, account.id), eq(users.id, body.user)))
-          if (!user) throw new ValidationError({ user: 'is not a user of this account' })
-          const number = await firstActiveNumber(tx, account.id)
-          if (!number) throw new ApiError(400, 'The account has no phone number; order one first (the simulator uses the first as the account side).', 'no_phone_number')
-          plan = simulator.plan({
-            owner: { platformId: account.platformId, accountId: account.id, mode: account.mode },
-            user: user.id,
-            direction: body.direction ?? 'inbound',
-            account_number: number.number,
-            to_number: body.to_number,
-            from_number: body.from_number,
-            from_name: body.from_name ?? null,
-            scenario: body.scenario,
-          })
-          return { resource: plan.call.call_id, body: { id: plan.call.call_id, object: 'test_call', call: plannedView(plan, account.mode), scenario: plan.scenario } }
+          const call = await getCall(tx, accountId, params.call_id)
+          const snapshot = callSnapshotOf(await readActorState(tx, CALL_KIND, call.id))
+          if (!snapshot || !isConnected(snapshot)) throw new CallNotActive(call.id, snapshot ? 'is not answered' : 'has ended')
+          if (body.user) await assertUserOfAccount(tx, accountId, body.user, 'user')
+          const l = await createListener(tx, deps.clock, accountId, call.id, { user: body.user, mode: body.mode })
+          return { resource: l.id, body: listenerView(l) }
         })
-        // Committed (audit, idempotency): now the call starts. A replayed request did not plan, so starts nothing.
-        if (plan) await simulator!.run(plan)
+        // A call that ended while the listener was created ends it too.
+        await reconcileListeners(deps.db, deps.clock, accountId, params.call_id)
         return response
       },
       {
-        body: S.CreateTestCallRequest,
-        detail: op('createTestCall', {
-          summary: 'Simulate a call (sandbox only)',
+        params: callParams,
+        body: S.CreateListenerRequest,
+        detail: op('createCallListener', {
+          summary: 'Add a listener to an active call',
           description:
-            'Starts a simulated call on durable timers (VOICE_CLOCK_SPEED compresses it). The account side is the account’s first phone number. Inbound (default) rings the given user directly; outbound dials to_number, where +15005550100 (answered after 5 s, 30 s talk, recorded), +15005550101 (rings 20 s, no answer), +15005550102 (busy), +15005550103 (answering machine, recorded as answered), +15005550104 (answered then transferred) and 933 (answered, call.emergency) are magic. Durations are clamped to 120 s; the response carries the effective scenario. 400: sandbox_only, no_phone_number, validation_error (unknown outcome, user not of the account).',
-          tag: 'Test Helpers',
+            'mode listen (default), whisper or barge. Refused with 409 call_not_active while the call is ringing or after it ended. Listeners end when the call ends.',
+          tag: TAG,
           auth: rule,
-          response: S.TestCall,
-          errors: { 400: ['sandbox_only', 'no_phone_number'], 503: ['call_simulator_unavailable'] },
+          response: S.CallListener,
+          errors: { 404: ['call_not_found'], 409: ['call_not_active'] },
         }),
       },
     )
-}
-
-
-/** GET /downloads/{token}: the audio a signed URL grants, until it expires. */
-export function downloadRoutes(deps: GatewayDeps) {
-  return new Elysia({ name: 'routes/downloads' }).get(`${DOWNLOAD_ROUTE_PREFIX}:token`, async ({ params }) => {
-    const v = verifyDownload(deps.downloadKey, params.token, deps.clock.now())
-    if (!v.ok) {
-      const expired = v.reason === 'expired'
-      return new Response(JSON.stringify({ error: expired ? 'This download link has expired.' : 'Not a valid download link.', code: expired ? 'download_expired' : 'not_found' }), {
-        status: expired ? 410 : 404,
-        headers: { 'content-type': 'application/json' },
-      })
-    }
-    const blob = await deps.storage.get(v.grant.key)
-    if (!blob) return new Response(JSON.stringify({ error: 'The file no longer exists.', code: 'not_found' }), { status: 404, headers: { 'content-type': 'application/json' } })
-    return new Response(blob.bytes, {
-      status: 200,
-      headers: { 'content-type': v.grant.contentType, 'content-length': String(blob.bytes.byteLength), 'cache-control': 'private, no-store' },
-    })
-  })
+    .get(
+      '/v1/calls/:call_id/listeners/:listener_id',
+      async ({ auth, params }) => {
+        const accountId = auth.account!.id
+        const call = await getCall(deps.db, accountId, params.call_id)
+        await reconcileListeners(deps.db, deps.clock, accountId, call.id)
+        return listenerView(await getListener(deps.db, accountId, call.id, params.listener_id))
+      },
+      {
+        params: listenerParams,
+        detail: op('getCallListener', {
+          summary: 'Get a listener of a call',
+          tag: TAG,
+          auth: rule,
+          response: S.CallListener,
+          errors: { 404: ['call_not_found', 'listener_not_found'] },
+        }),
+      },
+    )
+    .delete(
+      '/v1/calls/:call_id/listeners/:listener_id',
+      ({ auth, params, mutate }) =>
+        mutate(async (tx) => {
+          const accountId = auth.account!.id
+          const call = await getCall(tx, accountId, params.call_id)
+          const l = await endListener(tx, deps.clock, accountId, call.id, params.listener_id)
+          return { resource: l.id, body: listenerView(l) }
+        }),
+      {
+        params: listenerParams,
+        detail: op('deleteCallListener', {
+          summary: 'Remove a listener from a call',
+          description: 'Ends the listener; answers it with status ended.',
+          tag: TAG,
+          auth: rule,
+          response: S.CallListener,
+          errors: { 404: ['call_not_found', 'listener_not_found'] },
+        }),
+      },
+    )
 }

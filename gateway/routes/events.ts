@@ -31,7 +31,9 @@ export function eventRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCo
     },
     {
       headers: t.Object({
-        'last-event-id': t.Optional(t.String({ maxLength: 255, description: 'Id of the last message received: the stream replays the events after it (24 h window)' })),
+        'last-event-id': t.Optional(
+          t.String({ maxLength: 255, description: 'Id of the last message received: the stream replays the events after it (24 h window)' }),
+        ),
       }),
       detail: op('streamEvents', {
         summary: "Stream the account's call events (server-sent events)",

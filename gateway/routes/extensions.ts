@@ -1,8 +1,8 @@
 /** Extensions: dial codes of an account, addressed by their number. */
 import { Elysia, t } from 'elysia'
-import { Deleted, Id } from '../../src/schemas/common'
-import * as S from '../../src/schemas/users'
-import { createExtension, deleteExtension, extensionView, getExtension, listExtensions, updateExtension } from '../../src/services/extensions'
+import { Id } from '../../src/schemas/common'
+import * as S from '../../src/schemas/routing'
+import { createExtension, deleteExtension, extensionView, getExtension, listExtensions, updateExtension } from '../../src/services/routing/extensions'
 import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
 import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
@@ -24,7 +24,7 @@ export function extensionRoutes(deps: GatewayDeps, base: ReturnType<typeof reque
       },
       {
         query: t.Object({ ...listQuery, target: t.Optional(Id('only extensions routing to this target')) }, { additionalProperties: false }),
-        detail: op('listExtensions', { summary: 'List extensions', tag: TAG, auth: rule, response: S.Extension }),
+        detail: op('listExtensions', { summary: 'List extensions', tag: TAG, auth: rule, list: S.Extension }),
       },
     )
     .post(
@@ -39,7 +39,8 @@ export function extensionRoutes(deps: GatewayDeps, base: ReturnType<typeof reque
         body: S.CreateExtensionRequest,
         detail: op('createExtension', {
           summary: 'Create an extension',
-          description: 'The number must have config.extension_length digits and be unused in the account (409 extension_exists); the target must be a routable resource of the account.',
+          description:
+            'The number must have config.extension_length digits and be unused in the account (409 extension_exists); the target must be a routable resource of the account.',
           tag: TAG,
           auth: rule,
           response: S.Extension,
@@ -61,7 +62,13 @@ export function extensionRoutes(deps: GatewayDeps, base: ReturnType<typeof reque
       {
         params,
         body: S.UpdateExtensionRequest,
-        detail: op('updateExtension', { summary: 'Update an extension (target, status)', tag: TAG, auth: rule, response: S.Extension, errors: { 404: ['extension_not_found'] } }),
+        detail: op('updateExtension', {
+          summary: 'Update an extension (target, status)',
+          tag: TAG,
+          auth: rule,
+          response: S.Extension,
+          errors: { 404: ['extension_not_found'] },
+        }),
       },
     )
     .delete(

@@ -2,7 +2,7 @@
 import { Elysia, t } from 'elysia'
 import { Deleted, Id } from '../../src/schemas/common'
 import * as S from '../../src/schemas/accounts'
-import { createLocation, deleteLocation, getLocation, listLocations, locationView, updateLocation } from '../../src/services/locations'
+import { createLocation, deleteLocation, getLocation, listLocations, locationView, updateLocation } from '../../src/services/accounts/locations'
 import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
 import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
@@ -26,10 +26,13 @@ export function locationRoutes(deps: GatewayDeps, base: ReturnType<typeof reques
       },
       {
         query: t.Object(
-          { ...listQuery, status: t.Optional(t.Union([t.Literal('active'), t.Literal('inactive')], { deprecated: true, description: 'deprecated; accepted, no effect' })) },
+          {
+            ...listQuery,
+            status: t.Optional(t.Union([t.Literal('active'), t.Literal('inactive')], { deprecated: true, description: 'deprecated; accepted, no effect' })),
+          },
           { additionalProperties: false },
         ),
-        detail: op('listLocations', { summary: 'List locations', tag: TAG, auth: rule, response: S.Location }),
+        detail: op('listLocations', { summary: 'List locations', tag: TAG, auth: rule, list: S.Location }),
       },
     )
     .post(

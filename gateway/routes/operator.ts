@@ -5,10 +5,10 @@
 import { timingSafeEqual, createHash } from 'node:crypto'
 import { Elysia, t } from 'elysia'
 import { ApiError, unauthorized } from '../../src/errors'
-import { createPlatform, updatePlatform } from '../../src/services/platforms'
+import { createPlatform, updatePlatform } from '../../src/services/platform/platforms'
 import { listDeadLetters } from '../../src/events/dead-letters'
 import { listRecordedMail } from '../../src/events/mail'
-import { TOS_BODY, TOS_VERSION } from '../../src/services/tos'
+import { TOS_BODY, TOS_VERSION } from '../../src/services/accounts/tos'
 import type { GatewayDeps } from '../context'
 
 const digest = (s: string) => createHash('sha256').update(s).digest()
@@ -21,8 +21,13 @@ export function operatorRoutes(deps: GatewayDeps) {
     const m = request.headers.get('authorization')?.match(/^Bearer\s+(\S+)\s*$/i)
     if (!m || !timingSafeEqual(digest(m[1]!), digest(adminToken))) throw unauthorized('Invalid operator token.')
   }
-  const AdminEmails = t.Optional(t.Array(t.String({ format: 'email', maxLength: 254 }), { maxItems: 20, description: 'mailed about the platform, e.g. an unhealthy webhook endpoint' }))
-  const PlatformBody = t.Object({ name: t.String({ minLength: 1, maxLength: 200 }), live_enabled: t.Optional(t.Boolean()), admin_emails: AdminEmails }, { additionalProperties: false })
+  const AdminEmails = t.Optional(
+    t.Array(t.String({ format: 'email', maxLength: 254 }), { maxItems: 20, description: 'mailed about the platform, e.g. an unhealthy webhook endpoint' }),
+  )
+  const PlatformBody = t.Object(
+    { name: t.String({ minLength: 1, maxLength: 200 }), live_enabled: t.Optional(t.Boolean()), admin_emails: AdminEmails },
+    { additionalProperties: false },
+  )
   const PlatformUpdate = t.Object(
     { name: t.Optional(t.String({ minLength: 1, maxLength: 200 })), live_enabled: t.Optional(t.Boolean()), admin_emails: AdminEmails },
     { additionalProperties: false },

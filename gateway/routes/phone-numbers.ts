@@ -1,7 +1,7 @@
 /** Phone numbers, number orders and number search. Sandbox numbers: +15005550000..+15005559999. */
 import { Elysia, t } from 'elysia'
 import { Id, ListOf } from '../../src/schemas/common'
-import * as S from '../../src/schemas/phone-numbers'
+import * as S from '../../src/schemas/numbers'
 import {
   availablePhoneNumbers,
   createPhoneNumberOrder,
@@ -11,7 +11,7 @@ import {
   listPhoneNumbers,
   phoneNumberOrderView,
   phoneNumberView,
-} from '../../src/services/phone-numbers'
+} from '../../src/services/numbers/phone-numbers'
 import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
 import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
@@ -31,7 +31,8 @@ const AvailableQuery = t.Object(
   },
   { additionalProperties: false },
 )
-const CARRIER = 'Live keys: no carrier is reachable from this deployment, so the answer is 502 carrier_unavailable (not transient: retrying does not help until a carrier is configured).'
+const CARRIER =
+  'Live keys: no carrier is reachable from this deployment, so the answer is 502 carrier_unavailable (not transient: retrying does not help until a carrier is configured).'
 
 export function phoneNumberRoutes(deps: GatewayDeps, base: ReturnType<typeof requestContext>) {
   return new Elysia({ name: 'routes/phone-numbers' })
@@ -68,7 +69,7 @@ export function phoneNumberRoutes(deps: GatewayDeps, base: ReturnType<typeof req
       },
       {
         query: t.Object({ ...listQuery, status: t.Optional(S.OrderStatus), order_type: t.Optional(S.OrderType) }, { additionalProperties: false }),
-        detail: op('listPhoneNumberOrders', { summary: 'List number orders', tag: TAG, auth: rule, response: S.PhoneNumberOrder }),
+        detail: op('listPhoneNumberOrders', { summary: 'List number orders', tag: TAG, auth: rule, list: S.PhoneNumberOrder }),
       },
     )
     .post(
@@ -91,14 +92,28 @@ export function phoneNumberRoutes(deps: GatewayDeps, base: ReturnType<typeof req
           tag: TAG,
           auth: rule,
           response: S.PhoneNumberOrder,
-          errors: { 400: ['invalid_sandbox_phone_number'], 409: ['phone_numbers_already_claimed', 'phone_number_limit_exceeded'], 502: ['carrier_unavailable'] },
+          errors: {
+            400: ['invalid_sandbox_phone_number'],
+            409: ['phone_numbers_already_claimed', 'phone_number_limit_exceeded'],
+            502: ['carrier_unavailable'],
+          },
         }),
       },
     )
-    .get('/v1/phone-number-orders/:order_id', async ({ auth, params }) => phoneNumberOrderView(await getPhoneNumberOrder(deps.db, auth.account!.id, params.order_id)), {
-      params: t.Object({ order_id: Id() }),
-      detail: op('getPhoneNumberOrder', { summary: 'Get a number order', tag: TAG, auth: rule, response: S.PhoneNumberOrder, errors: { 404: ['phone_number_order_not_found'] } }),
-    })
+    .get(
+      '/v1/phone-number-orders/:order_id',
+      async ({ auth, params }) => phoneNumberOrderView(await getPhoneNumberOrder(deps.db, auth.account!.id, params.order_id)),
+      {
+        params: t.Object({ order_id: Id() }),
+        detail: op('getPhoneNumberOrder', {
+          summary: 'Get a number order',
+          tag: TAG,
+          auth: rule,
+          response: S.PhoneNumberOrder,
+          errors: { 404: ['phone_number_order_not_found'] },
+        }),
+      },
+    )
     .get(
       '/v1/phone-numbers',
       async ({ auth, query, listContext }) => {
@@ -108,11 +123,21 @@ export function phoneNumberRoutes(deps: GatewayDeps, base: ReturnType<typeof req
       },
       {
         query: t.Object({ ...listQuery, status: t.Optional(S.PhoneNumberStatus) }, { additionalProperties: false }),
-        detail: op('listPhoneNumbers', { summary: 'List phone numbers', tag: TAG, auth: rule, response: S.PhoneNumber }),
+        detail: op('listPhoneNumbers', { summary: 'List phone numbers', tag: TAG, auth: rule, list: S.PhoneNumber }),
       },
     )
-    .get('/v1/phone-numbers/:phone_number_id', async ({ auth, params }) => phoneNumberView(await getPhoneNumber(deps.db, auth.account!.id, params.phone_number_id)), {
-      params: t.Object({ phone_number_id: Id() }),
-      detail: op('getPhoneNumber', { summary: 'Get a phone number', tag: TAG, auth: rule, response: S.PhoneNumber, errors: { 404: ['phone_number_not_found'] } }),
-    })
+    .get(
+      '/v1/phone-numbers/:phone_number_id',
+      async ({ auth, params }) => phoneNumberView(await getPhoneNumber(deps.db, auth.account!.id, params.phone_number_id)),
+      {
+        params: t.Object({ phone_number_id: Id() }),
+        detail: op('getPhoneNumber', {
+          summary: 'Get a phone number',
+          tag: TAG,
+          auth: rule,
+          response: S.PhoneNumber,
+          errors: { 404: ['phone_number_not_found'] },
+        }),
+      },
+    )
 }

@@ -2,9 +2,9 @@
 import { Elysia, t } from 'elysia'
 import { ValidationError, forbidden, notFound } from '../../src/errors'
 import { Id } from '../../src/schemas/common'
-import * as S from '../../src/schemas/sessions'
-import { getAccountFor } from '../../src/services/accounts'
-import { findUserById, getUser, revokeUserSessions } from '../../src/services/users'
+import * as S from '../../src/schemas/platform'
+import { getAccountFor } from '../../src/services/accounts/accounts'
+import { findUserById, getUser, revokeUserSessions } from '../../src/services/accounts/users'
 import type { GatewayDeps } from '../context'
 import { accountLevel, op, platformLevel } from '../docs'
 import type { requestContext } from '../plugins/request-context'
@@ -40,7 +40,8 @@ export function sessionRoutes(deps: GatewayDeps, base: ReturnType<typeof request
         body: S.CreateAccountSessionRequest,
         detail: op('createAccountSession', {
           summary: 'Create an account session (1 hour)',
-          description: 'Components grant the holder their capability: call_logs, voicemails, account_onboarding, agreement_acceptance. Needs a platform secret key; session tokens cannot create sessions.',
+          description:
+            'Components grant the holder their capability: call_logs, voicemails, account_onboarding, agreement_acceptance. Needs a platform secret key; session tokens cannot create sessions.',
           tag: TAG,
           auth: platformLevel(),
           response: S.AccountSession,
@@ -80,7 +81,8 @@ export function sessionRoutes(deps: GatewayDeps, base: ReturnType<typeof request
         body: S.CreateUserSessionRequest,
         detail: op('createUserSession', {
           summary: 'Create a user session (user token)',
-          description: 'The token reaches /v1/me/* and the signalling channel only. Lifetime ttl_seconds, default 86400 (24 h), at most 604800 (7 days); renew by minting a new one.',
+          description:
+            'The token reaches /v1/me/* and the signalling channel only. Lifetime ttl_seconds, default 86400 (24 h), at most 604800 (7 days); renew by minting a new one.',
           tag: TAG,
           auth: platformLevel(),
           response: S.UserSession,

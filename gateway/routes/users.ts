@@ -1,9 +1,9 @@
 /** Users (team members) of an account. */
 import { Elysia, t } from 'elysia'
 import { Deleted, Id } from '../../src/schemas/common'
-import * as S from '../../src/schemas/users'
-import { createUser, deleteUser, extensionsOfUsers, getUser, listUsers, updateUser, userView } from '../../src/services/users'
-import { withBillableUserEvent } from '../../src/services/billable-counts'
+import * as S from '../../src/schemas/accounts'
+import { createUser, deleteUser, extensionsOfUsers, getUser, listUsers, updateUser, userView } from '../../src/services/accounts/users'
+import { withBillableUserEvent } from '../../src/services/accounts/billable-counts'
 import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
 import { expandQuery, listEnvelope, listQuery, pageRequest } from '../plugins/lists'
@@ -22,12 +22,25 @@ export function userRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCon
         const ctx = listContext(query)
         const accountId = auth.account!.id
         const page = await listUsers(deps.db, accountId, { search: query.search }, pageRequest(ctx))
-        const exts = query['expand[]']?.includes('extensions') ? await extensionsOfUsers(deps.db, accountId, page.rows.map((r) => r.id)) : undefined
+        const exts = query['expand[]']?.includes('extensions')
+          ? await extensionsOfUsers(
+              deps.db,
+              accountId,
+              page.rows.map((r) => r.id),
+            )
+          : undefined
         return listEnvelope(ctx, page, (row) => userView(row, exts && { extensions: exts.get(row.id) }))
       },
       {
-        query: t.Object({ ...listQuery, search: t.Optional(t.String({ maxLength: 200, description: 'matches name or email, case-insensitive' })), 'expand[]': expandQuery('extensions') }, { additionalProperties: false }),
-        detail: op('listUsers', { summary: 'List users', tag: TAG, auth: rule, response: S.User }),
+        query: t.Object(
+          {
+            ...listQuery,
+            search: t.Optional(t.String({ maxLength: 200, description: 'matches name or email, case-insensitive' })),
+            'expand[]': expandQuery('extensions'),
+          },
+          { additionalProperties: false },
+        ),
+        detail: op('listUsers', { summary: 'List users', tag: TAG, auth: rule, list: S.User }),
       },
     )
     .post(
@@ -40,7 +53,10 @@ export function userRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCon
           })
           return { resource: row.id, body: userView(row) }
         }),
-      { body: S.CreateUserRequest, detail: op('createUser', { summary: 'Create a user', tag: TAG, auth: rule, response: S.User, errors: { 409: ['user_email_taken'] } }) },
+      {
+        body: S.CreateUserRequest,
+        detail: op('createUser', { summary: 'Create a user', tag: TAG, auth: rule, response: S.User, errors: { 409: ['user_email_taken'] } }),
+      },
     )
     .get(
       '/v1/users/:user_id',
@@ -66,7 +82,13 @@ export function userRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCon
       {
         params,
         body: S.UpdateUserRequest,
-        detail: op('updateUser', { summary: 'Update a user', tag: TAG, auth: rule, response: S.User, errors: { 404: ['user_not_found'], 409: ['user_email_taken'] } }),
+        detail: op('updateUser', {
+          summary: 'Update a user',
+          tag: TAG,
+          auth: rule,
+          response: S.User,
+          errors: { 404: ['user_not_found'], 409: ['user_email_taken'] },
+        }),
       },
     )
     .delete(

@@ -5,8 +5,16 @@
 import { Elysia, t } from 'elysia'
 import { Deleted, Id } from '../../src/schemas/common'
 import * as S from '../../src/schemas/events'
-import type { Principal } from '../../src/services/principal'
-import { createEndpoint, deleteEndpoint, endpointView, getEndpoint, listEndpoints, updateEndpoint, type EndpointScope } from '../../src/services/webhook-endpoints'
+import type { Principal } from '../../src/services/platform/principal'
+import {
+  createEndpoint,
+  deleteEndpoint,
+  endpointView,
+  getEndpoint,
+  listEndpoints,
+  updateEndpoint,
+  type EndpointScope,
+} from '../../src/services/events/webhook-endpoints'
 import type { GatewayDeps } from '../context'
 import { op, platformOrAccount } from '../docs'
 import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
@@ -33,7 +41,12 @@ export function webhookEndpointRoutes(deps: GatewayDeps, base: ReturnType<typeof
       },
       {
         query: t.Object(listQuery, { additionalProperties: false }),
-        detail: op('listWebhookEndpoints', { summary: 'List webhook endpoints (platform-global, or the account’s with Service-Account)', tag: TAG, auth: rule, response: S.WebhookEndpoint }),
+        detail: op('listWebhookEndpoints', {
+          summary: 'List webhook endpoints (platform-global, or the account’s with Service-Account)',
+          tag: TAG,
+          auth: rule,
+          list: S.WebhookEndpoint,
+        }),
       },
     )
     .post(
@@ -55,10 +68,20 @@ export function webhookEndpointRoutes(deps: GatewayDeps, base: ReturnType<typeof
         }),
       },
     )
-    .get('/v1/webhook_endpoints/:webhook_endpoint', async ({ auth, params }) => endpointView(await getEndpoint(deps.db, scopeOf(auth), params.webhook_endpoint)), {
-      params,
-      detail: op('getWebhookEndpoint', { summary: 'Get a webhook endpoint', tag: TAG, auth: rule, response: S.WebhookEndpoint, errors: { 404: ['webhook_endpoint_not_found'] } }),
-    })
+    .get(
+      '/v1/webhook_endpoints/:webhook_endpoint',
+      async ({ auth, params }) => endpointView(await getEndpoint(deps.db, scopeOf(auth), params.webhook_endpoint)),
+      {
+        params,
+        detail: op('getWebhookEndpoint', {
+          summary: 'Get a webhook endpoint',
+          tag: TAG,
+          auth: rule,
+          response: S.WebhookEndpoint,
+          errors: { 404: ['webhook_endpoint_not_found'] },
+        }),
+      },
+    )
     .post(
       '/v1/webhook_endpoints/:webhook_endpoint',
       ({ auth, params, body, mutate }) =>
@@ -87,7 +110,13 @@ export function webhookEndpointRoutes(deps: GatewayDeps, base: ReturnType<typeof
         }),
       {
         params,
-        detail: op('deleteWebhookEndpoint', { summary: 'Delete a webhook endpoint', tag: TAG, auth: rule, response: Deleted('webhook_endpoint'), errors: { 404: ['webhook_endpoint_not_found'] } }),
+        detail: op('deleteWebhookEndpoint', {
+          summary: 'Delete a webhook endpoint',
+          tag: TAG,
+          auth: rule,
+          response: Deleted('webhook_endpoint'),
+          errors: { 404: ['webhook_endpoint_not_found'] },
+        }),
       },
     )
 }

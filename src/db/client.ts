@@ -7,19 +7,33 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
 import { migrate as migratePostgres } from 'drizzle-orm/postgres-js/migrator'
+import type { SQL } from 'drizzle-orm'
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core'
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import postgres from 'postgres'
+import { EmbeddedPostgresUnavailable, startEmbeddedPostgres } from './embedded-postgres'
 import * as schema from './schema'
 
 export type Schema = typeof schema
 /** A drizzle handle: the database itself or a transaction inside it. */
 export type Db = PgDatabase<PgQueryResultHKT, Schema>
 
+/**
+ * The rows of a raw statement (`db.execute(sql\`...\`)`), whichever the driver:
+ * postgres.js answers an array, PGlite an object with `rows`.
+ */
+export async function queryRows<T>(db: Db, query: SQL): Promise<T[]> {
+  const result = (await db.execute(query)) as unknown as T[] | { rows?: T[] }
+  return Array.isArray(result) ? result : (result.rows ?? [])
+}
+
 export interface Database {
   db: Db
   kind: 'pglite' | 'postgres'
+  /** The service's own database (on DATA_DIR or in memory), not an operator's server. */
+  embedded: boolean
   migrate(): Promise<void>
   ping(): Promise<void>
   /**
@@ -90,57 +104,54 @@ function withoutQueryParsers<T extends object>(target: T): T {
       if (prop === 'query')
         return (q: string, params?: unknown[], options?: { parsers?: unknown }) =>
           (t as unknown as Queryable).query(q, params, options?.parsers ? { ...options, parsers: undefined } : options)
-      if (prop === 'transaction') return (fn: (tx: object) => Promise<unknown>) => (value as (f: (tx: object) => Promise<unknown>) => Promise<unknown>).call(t, (tx) => fn(withoutQueryParsers(tx)))
+      if (prop === 'transaction')
+        return (fn: (tx: object) => Promise<unknown>) =>
+          (value as (f: (tx: object) => Promise<unknown>) => Promise<unknown>).call(t, (tx) => fn(withoutQueryParsers(tx)))
       return typeof value === 'function' ? value.bind(t) : value
     },
   })
 }
 
-export async function openDatabase(opts: { databaseUrl?: string; dataDir: string }): Promise<Database> {
-  if (opts.databaseUrl) {
-    const client = postgres(opts.databaseUrl, { max: 20, onnotice: () => {}, connect_timeout: 10 })
-    const db = drizzlePostgres(preparing(client), { schema }) as unknown as Db
-    return {
-      db,
-      kind: 'postgres',
-      migrate: async () => {
-        // Several processes may start at once: one migrates, the others wait on the lock.
-        const lock = await client.reserve()
-        try {
-          await lock`select pg_advisory_lock(72873461)`
-          await migratePostgres(drizzlePostgres(client), { migrationsFolder })
-        } finally {
-          await lock`select pg_advisory_unlock(72873461)`.catch(() => {})
-          lock.release()
-        }
-      },
-      ping: async () => {
-        await client`select 1`
-      },
-      leadership: async (name, signal) => {
-        const conn = await client.reserve()
-        try {
-          for (;;) {
-            const [row] = await conn`select pg_try_advisory_lock(${lockKey(name)}) as held`
-            if (row?.held) break
-            if (signal?.aborted) throw new Error('aborted')
-            await new Promise((r) => setTimeout(r, 1000))
-          }
-        } catch (e) {
-          conn.release()
-          throw e
-        }
-        return {
-          release: async () => {
-            await conn`select pg_advisory_unlock(${lockKey(name)})`.catch(() => {})
-            conn.release()
-          },
-        }
-      },
-      close: () => client.end({ timeout: 5 }),
+export interface OpenOptions {
+  /** A PostgreSQL server of the operator's. */
+  databaseUrl?: string
+  /** The embedded database's folder, or `memory://` (PGlite in memory, nothing kept). */
+  dataDir: string
+  /** The embedded database: a PostgreSQL server of the service's own (default), or PGlite. */
+  embedded?: 'postgres' | 'pglite'
+  /** A CLI run: use the embedded server of the service running on dataDir, if one does. */
+  attach?: boolean
+  /** Where the embedded database says what it does (creating, adopting, falling back). */
+  log?: (msg: string) => void
+}
+
+/**
+ * The database: DATABASE_URL's server; else, on DATA_DIR, the embedded PostgreSQL
+ * server (src/db/embedded-postgres); PGlite in memory for `memory://` (tests), for a
+ * folder PGlite made (an earlier release's data stays where it is), when asked
+ * (EMBEDDED_DATABASE=pglite), or where no PostgreSQL binaries exist for the platform.
+ */
+export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  if (opts.databaseUrl) return postgresDatabase(postgres(opts.databaseUrl, { max: 20, onnotice: () => {}, connect_timeout: 10 }))
+  const memory = opts.dataDir === 'memory://'
+  const pgliteFolder = !memory && existsSync(join(opts.dataDir, 'PG_VERSION'))
+  if (!memory && !pgliteFolder && opts.embedded !== 'pglite') {
+    try {
+      const server = await startEmbeddedPostgres(opts.dataDir, { attach: opts.attach, log: opts.log })
+      const db = postgresDatabase(postgres({ ...server.connection, max: 20, onnotice: () => {}, connect_timeout: 10 }), { embedded: true })
+      return {
+        ...db,
+        close: async () => {
+          await db.close()
+          await server.stop()
+        },
+      }
+    } catch (e) {
+      if (!(e instanceof EmbeddedPostgresUnavailable)) throw e
+      opts.log?.(`no embedded PostgreSQL server (${e.message}): the data lives in PGlite`)
     }
   }
-  const memory = opts.dataDir === 'memory://'
+  if (pgliteFolder) opts.log?.(`${opts.dataDir} holds PGlite data (an earlier release): it stays on PGlite`)
   if (!memory) mkdirSync(opts.dataDir, { recursive: true })
   const client = memory ? new PGlite({ parsers: DRIZZLE_PARSERS }) : new PGlite(opts.dataDir, { parsers: DRIZZLE_PARSERS })
   await client.waitReady
@@ -148,11 +159,56 @@ export async function openDatabase(opts: { databaseUrl?: string; dataDir: string
   return {
     db,
     kind: 'pglite',
+    embedded: true,
     migrate: () => migratePglite(drizzlePglite(client), { migrationsFolder }),
     ping: async () => {
       await client.query('select 1')
     },
     leadership: async () => ({ release: async () => {} }),
     close: () => client.close(),
+  }
+}
+
+function postgresDatabase(client: postgres.Sql, opts: { embedded?: boolean } = {}): Database {
+  const db = drizzlePostgres(preparing(client), { schema }) as unknown as Db
+  return {
+    db,
+    kind: 'postgres',
+    embedded: opts.embedded ?? false,
+    migrate: async () => {
+      // Several processes may start at once: one migrates, the others wait on the lock.
+      const lock = await client.reserve()
+      try {
+        await lock`select pg_advisory_lock(72873461)`
+        await migratePostgres(drizzlePostgres(client), { migrationsFolder })
+      } finally {
+        await lock`select pg_advisory_unlock(72873461)`.catch(() => {})
+        lock.release()
+      }
+    },
+    ping: async () => {
+      await client`select 1`
+    },
+    leadership: async (name, signal) => {
+      const conn = await client.reserve()
+      try {
+        for (;;) {
+          const [row] = await conn`select pg_try_advisory_lock(${lockKey(name)}) as held`
+          if (row?.held) break
+          if (signal?.aborted) throw new Error('aborted')
+          await new Promise((r) => setTimeout(r, 1000))
+        }
+      } catch (e) {
+        conn.release()
+        throw e
+      }
+      return {
+        release: async () => {
+          await conn`select pg_advisory_unlock(${lockKey(name)})`.catch(() => {})
+          conn.release()
+        },
+      }
+    },
+    close: () => client.end({ timeout: 5 }),
   }
 }

@@ -107,12 +107,10 @@ export const SAMPLE_PAYLOADS: Record<string, Sample> = {
   'fax.failed': (c) => ({ ...faxBase(c), pages: 0, transport: null, error_code: 'dial_busy' }),
   'queue.call.queued': (c) => withAliases({ ...queueCommon(c), queued_at: c.now.toISOString() }),
   'queue.call.dispatched': (c) => withAliases({ ...queueCommon(c), agents_claimed: 2, targets_dispatched: 2, dispatched_at: c.now.toISOString() }),
-  'queue.call.answered': (c) =>
-    withAliases({ ...queueCommon(c), agent_user: c.id('usr'), agent_endpoint: c.id('dev'), answered_at: c.now.toISOString() }),
+  'queue.call.answered': (c) => withAliases({ ...queueCommon(c), agent_user: c.id('usr'), agent_endpoint: c.id('dev'), answered_at: c.now.toISOString() }),
   'queue.call.abandoned': (c) => withAliases({ ...queueCommon(c), abandoned_at: c.now.toISOString() }),
   'queue.call.timed_out': (c) => withAliases({ ...queueCommon(c), timed_out_at: c.now.toISOString() }),
-  'queue.call.completed': (c) =>
-    withAliases({ ...queueCommon(c), agent_user: c.id('usr'), agent_endpoint: c.id('dev'), completed_at: c.now.toISOString() }),
+  'queue.call.completed': (c) => withAliases({ ...queueCommon(c), agent_user: c.id('usr'), agent_endpoint: c.id('dev'), completed_at: c.now.toISOString() }),
   'queue.call.callback_requested': (c) =>
     withAliases({
       queue: c.id('queue'),
@@ -135,7 +133,14 @@ export const SAMPLE_PAYLOADS: Record<string, Sample> = {
       next_attempt_at: new Date(c.now.getTime() + 300_000).toISOString(),
     }),
   'queue.call.callback_failed': (c) =>
-    withAliases({ queue: c.id('queue'), from_number: '+15005550199', to_number: '+15005550006', callback: c.id('cb'), attempts: 3, reason: 'max_attempts_exceeded' }),
+    withAliases({
+      queue: c.id('queue'),
+      from_number: '+15005550199',
+      to_number: '+15005550006',
+      callback: c.id('cb'),
+      attempts: 3,
+      reason: 'max_attempts_exceeded',
+    }),
   'device.provisioned': (c) => ({ ...deviceBase(c), model: 'VVX 450', ip_address: '203.0.113.10', provisioned_at: c.now.toISOString() }),
   'device.config_fetched': (c) => ({ ...deviceBase(c), model: 'VVX 450', ip_address: '203.0.113.10', fetched_at: c.now.toISOString() }),
   'device.provisioning_failed': (c) => ({ ...deviceBase(c), error_code: 'unsupported_vendor', failed_at: c.now.toISOString() }),

@@ -99,10 +99,16 @@ export function createEventStreams(deps: { db: Db; clock: Clock; bus: Bus; log: 
         .from(events)
         .where(and(eq(events.id, lastEventId), eq(events.accountId, accountId)))
       if (row && clock.now().getTime() - row.createdAt.getTime() <= RESUME_WINDOW_MS) return { seq: row.seq, resume: 'resumed' }
-      const [latest] = await db.select({ seq: max(events.seq) }).from(events).where(eq(events.accountId, accountId))
+      const [latest] = await db
+        .select({ seq: max(events.seq) })
+        .from(events)
+        .where(eq(events.accountId, accountId))
       return { seq: Number(latest?.seq ?? 0), resume: row ? 'expired' : 'unknown' }
     }
-    const [latest] = await db.select({ seq: max(events.seq) }).from(events).where(eq(events.accountId, accountId))
+    const [latest] = await db
+      .select({ seq: max(events.seq) })
+      .from(events)
+      .where(eq(events.accountId, accountId))
     return { seq: Number(latest?.seq ?? 0), resume: lastEventId === undefined ? 'live' : 'unknown' }
   }
 

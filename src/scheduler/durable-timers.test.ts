@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { and, eq } from 'drizzle-orm'
-import { manualClock } from '../clock'
+import { manualClock, systemClock } from '../clock'
+import { until } from '../../test/support/polling'
 import { openDatabase, type Database } from '../db/client'
 import { durableTimers } from '../db/schema'
 import { cancelActorTimers, cancelTimer, claimTimer, DurableScheduler, scheduleTimer, type TimerRow } from './durable-timers'
@@ -23,15 +24,30 @@ afterAll(async () => {
 })
 
 const rowsOf = (actorId: string) =>
-  database.db.select().from(durableTimers).where(and(eq(durableTimers.actorKind, 'thing'), eq(durableTimers.actorId, actorId)))
+  database.db
+    .select()
+    .from(durableTimers)
+    .where(and(eq(durableTimers.actorKind, 'thing'), eq(durableTimers.actorId, actorId)))
 
 describe('durable timer rows', () => {
   test('one live timer per name: scheduling again replaces the token, due time and event', async () => {
     const clock = manualClock()
     const actorId = uid()
-    const a = await scheduleTimer(database.db, clock, { actorKind: 'thing', actorId, name: 'ring', dueAt: new Date(clock.now().getTime() + 1000), event: { type: 'A' } })
+    const a = await scheduleTimer(database.db, clock, {
+      actorKind: 'thing',
+      actorId,
+      name: 'ring',
+      dueAt: new Date(clock.now().getTime() + 1000),
+      event: { type: 'A' },
+    })
     expect(a.id).toStartWith('tmr_')
-    const b = await scheduleTimer(database.db, clock, { actorKind: 'thing', actorId, name: 'ring', dueAt: new Date(clock.now().getTime() + 2000), event: { type: 'B' } })
+    const b = await scheduleTimer(database.db, clock, {
+      actorKind: 'thing',
+      actorId,
+      name: 'ring',
+      dueAt: new Date(clock.now().getTime() + 2000),
+      event: { type: 'B' },
+    })
     expect(b.id).toBe(a.id)
     expect(b.token).not.toBe(a.token)
     expect(await rowsOf(actorId)).toHaveLength(1)
@@ -62,7 +78,13 @@ describe('DurableScheduler', () => {
   test('delivers a timer when the injected clock reaches its due time, and resumes from rows in a new scheduler', async () => {
     const clock = manualClock('2031-01-01T00:00:00.000Z')
     const actorId = uid()
-    await scheduleTimer(database.db, clock, { actorKind: 'thing', actorId, name: 'ring', dueAt: new Date(clock.now().getTime() + 30_000), event: { type: 'T' } })
+    await scheduleTimer(database.db, clock, {
+      actorKind: 'thing',
+      actorId,
+      name: 'ring',
+      dueAt: new Date(clock.now().getTime() + 30_000),
+      event: { type: 'T' },
+    })
     const got: TimerRow[] = []
     const deliver = async (t: TimerRow) => {
       if (t.actorId !== actorId) return
@@ -81,6 +103,35 @@ describe('DurableScheduler', () => {
     expect(got.map((t) => t.event)).toEqual([{ type: 'T' }])
     await second.tick()
     expect(got).toHaveLength(1)
+  })
+
+  test("deliverDueOf: one actor's due timers now, without a poll; a delivery already under way is waited for, not repeated", async () => {
+    const clock = manualClock('2032-01-01T00:00:00.000Z')
+    const actorId = uid()
+    const other = uid()
+    for (const id of [actorId, other])
+      await scheduleTimer(database.db, clock, { actorKind: 'thing', actorId: id, name: 'm', dueAt: clock.now(), event: { type: 'M' } })
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    const handled: string[] = []
+    const deliver = async (t: TimerRow) => {
+      if (t.actorId !== actorId && t.actorId !== other) return
+      await gate
+      handled.push(t.actorId)
+      await claimTimer(database.db, t.id, t.token)
+    }
+    const s = new DurableScheduler({ db: database.db, clock, deliver })
+    const polled = s.tick() // the poll takes both rows and waits at the gate
+    await Bun.sleep(0)
+    let woken = false
+    const wake = s.deliverDueOf('thing', actorId).then(() => (woken = true))
+    await Bun.sleep(0)
+    expect(woken).toBe(false) // waits for the poll's delivery of the same row
+    release()
+    await Promise.all([polled, wake])
+    expect(handled.sort()).toEqual([actorId, other].sort()) // each row once
+    expect(await rowsOf(actorId)).toEqual([])
+    expect(await s.deliverDueOf('thing', actorId)).toBe(0)
   })
 
   test('a failed delivery leaves the row and is retried after a backoff', async () => {
@@ -109,6 +160,31 @@ describe('DurableScheduler', () => {
     await s.tick()
     expect(calls).toBe(2)
     expect(await rowsOf(actorId)).toHaveLength(0)
+  })
+
+  test('the loop polls when the next timer comes due (read by the poll before), and at once when woken, not only every interval', async () => {
+    const clock = systemClock(1000) // 5 simulated seconds = 5 real ms
+    const actorId = uid()
+    const fired: string[] = []
+    const s = new DurableScheduler({
+      db: database.db,
+      clock,
+      pollIntervalMs: 3_600_000, // the safety poll never comes within the test
+      deliver: async (t) => {
+        if (t.actorId !== actorId) return
+        fired.push(t.name)
+        await claimTimer(database.db, t.id, t.token)
+      },
+    })
+    await scheduleTimer(database.db, clock, { actorKind: 'thing', actorId, name: 'soon', dueAt: new Date(clock.now().getTime() + 5_000), event: { type: 'T' } })
+    s.start()
+    await until('the timer the first poll saw coming', () => fired.includes('soon'), 5_000)
+    // A row written now: the loop sleeps (nothing else is due), so only the wake-up brings it in.
+    await scheduleTimer(database.db, clock, { actorKind: 'thing', actorId, name: 'now', dueAt: clock.now(), event: { type: 'T' } })
+    s.wake()
+    await until('the timer it was woken for', () => fired.includes('now'), 5_000)
+    await s.stop()
+    expect(fired).toEqual(['soon', 'now'])
   })
 
   test('the background loop polls every few real milliseconds', async () => {

@@ -13,9 +13,10 @@
  * poller wakes every few milliseconds of real time.
  */
 import { randomUUID } from 'node:crypto'
-import { and, asc, eq, inArray, lte, notInArray } from 'drizzle-orm'
+import { and, asc, eq, lte, notLike } from 'drizzle-orm'
 import type { Clock } from '../clock'
 import type { Db } from '../db/client'
+import { statement } from '../db/statements'
 import { durableTimers } from '../db/schema'
 import { newId } from '../ids'
 
@@ -54,15 +55,13 @@ const columns = {
 /** Schedules (or replaces) the actor's timer of this name. Returns the row with its new token. */
 export async function scheduleTimer(tx: Db, clock: Clock, req: TimerRequest): Promise<TimerRow> {
   const token = randomUUID()
-  const [updated] = await tx
-    .update(durableTimers)
-    .set({ token, dueAt: req.dueAt, event: req.event, shard: req.shard ?? 0 })
-    .where(and(eq(durableTimers.actorKind, req.actorKind), eq(durableTimers.actorId, req.actorId), eq(durableTimers.name, req.name)))
-    .returning(columns)
-  if (updated) return updated as TimerRow
   const [row] = await tx
     .insert(durableTimers)
     .values({ id: newId('timer'), ...req, shard: req.shard ?? 0, token, createdAt: clock.now() })
+    .onConflictDoUpdate({
+      target: [durableTimers.actorKind, durableTimers.actorId, durableTimers.name],
+      set: { token, dueAt: req.dueAt, event: req.event, shard: req.shard ?? 0 },
+    })
     .returning(columns)
   return row as TimerRow
 }
@@ -85,9 +84,19 @@ export async function cancelTimer(tx: Db, actorKind: string, actorId: string, na
   return rows.length > 0
 }
 
-/** Cancels every timer of the actor (it reached a final state or was stopped). */
+/**
+ * Names starting with `$` are durable messages from others (a command, a tell, a
+ * spawn: actors/runtime/commands), not the actor's own timers: the actor cannot
+ * cancel them, and they outlive its end, so that a message reaching a finished actor
+ * is still taken and, for a command, still answered.
+ */
+export const MESSAGE_NAME_PREFIX = '$'
+
+/** Cancels the actor's own timers (it reached a final state or was stopped); messages to it stay. */
 export async function cancelActorTimers(tx: Db, actorKind: string, actorId: string): Promise<void> {
-  await tx.delete(durableTimers).where(and(eq(durableTimers.actorKind, actorKind), eq(durableTimers.actorId, actorId)))
+  await tx
+    .delete(durableTimers)
+    .where(and(eq(durableTimers.actorKind, actorKind), eq(durableTimers.actorId, actorId), notLike(durableTimers.name, `${MESSAGE_NAME_PREFIX}%`)))
 }
 
 /** Takes the fire inside the step's transaction: true when it was still current (the row is gone now). */
@@ -99,20 +108,53 @@ export async function claimTimer(tx: Db, id: string, token: string): Promise<boo
   return rows.length > 0
 }
 
-/** Timers due at `now`, oldest first; only those of `shards` when given. */
-export async function dueTimers(db: Db, now: Date, limit = 100, exclude: string[] = [], shards?: number[]): Promise<TimerRow[]> {
+const DUE_POLL = statement<{ id: string | null; actor_kind: string; actor_id: string; name: string; token: string; due_at: string | Date; event: unknown }>(
+  `(select id, actor_kind, actor_id, name, token, due_at, event from durable_timers
+      where due_at <= $1::timestamptz
+        and id not in (select jsonb_array_elements_text($2::jsonb))
+        and ($3::jsonb is null or shard in (select jsonb_array_elements_text($3::jsonb)::int))
+      order by due_at, id limit $4)
+    union all
+    (select null, null, null, null, null, min(due_at), null from durable_timers
+      where due_at > $1::timestamptz
+        and ($3::jsonb is null or shard in (select jsonb_array_elements_text($3::jsonb)::int)))`,
+)
+
+/**
+ * What a poll reads, in one statement: the due timers (at most `limit`, oldest first,
+ * only those of `shards` when given, none of `exclude`) and when the next one comes
+ * due. A fixed statement with its lists as JSON parameters: the same text every poll (kept
+ * prepared), and no row of a timer not due is read or parsed.
+ */
+export async function duePoll(db: Db, now: Date, limit = 100, exclude: string[] = [], shards?: number[]): Promise<{ due: TimerRow[]; nextDue?: Date }> {
+  const rows = await DUE_POLL.rows(db, [now.toISOString(), JSON.stringify(exclude), shards ? JSON.stringify(shards) : null, limit])
+  const due: TimerRow[] = []
+  let nextDue: Date | undefined
+  for (const r of rows) {
+    if (r.id === null) {
+      if (r.due_at !== null) nextDue = new Date(r.due_at)
+      continue
+    }
+    due.push({
+      id: r.id,
+      actorKind: r.actor_kind,
+      actorId: r.actor_id,
+      name: r.name,
+      token: r.token,
+      dueAt: new Date(r.due_at),
+      event: (typeof r.event === 'string' ? JSON.parse(r.event) : r.event) as Record<string, unknown>,
+    })
+  }
+  return { due, nextDue }
+}
+
+/** The due timers of one actor (a wake-up right after a commit wrote its durable messages). */
+export async function dueTimersOf(db: Db, now: Date, actorKind: string, actorId: string): Promise<TimerRow[]> {
   const rows = await db
     .select(columns)
     .from(durableTimers)
-    .where(
-      and(
-        lte(durableTimers.dueAt, now),
-        exclude.length > 0 ? notInArray(durableTimers.id, exclude) : undefined,
-        shards ? inArray(durableTimers.shard, shards) : undefined,
-      ),
-    )
+    .where(and(eq(durableTimers.actorKind, actorKind), eq(durableTimers.actorId, actorId), lte(durableTimers.dueAt, now)))
     .orderBy(asc(durableTimers.dueAt), asc(durableTimers.id))
-    .limit(limit)
   return rows as TimerRow[]
 }
 
@@ -125,7 +167,10 @@ export interface DurableSchedulerOptions {
    * after a backoff.
    */
   deliver: (timer: TimerRow) => Promise<void>
-  /** Real milliseconds between polls; default: a 100 ms simulated poll, 2..50 ms real. */
+  /**
+   * Real milliseconds between polls when no timer is known to come due sooner: how late
+   * a row written by another process, without waking this one, is found. Default 50.
+   */
   pollIntervalMs?: number
   /** Most fires delivered per poll. */
   batch?: number
@@ -138,74 +183,137 @@ export interface DurableSchedulerOptions {
  * Polls due timers by the injected clock and hands them to `deliver`. Holds no
  * state that matters across a restart: the rows are the schedule, so a new
  * process resumes every timer by polling.
+ *
+ * It does not poll blindly: each poll also reads when the next timer comes due and
+ * the next poll is planned for then (at most `pollIntervalMs` later), and whoever
+ * writes a timer in this process says so (`wake`), so a timer due now is not left
+ * waiting for a poll.
  */
 export class DurableScheduler {
-  private readonly inFlight = new Set<string>()
+  /** Fires being delivered, by timer id: a second delivery of one waits for it instead. */
+  private readonly inFlight = new Map<string, Promise<void>>()
   /** Real-time (Date.now()) earliest retry of a fire whose delivery failed, with its attempt count. */
   private readonly failed = new Map<string, { attempts: number; retryAt: number }>()
   private handle: ReturnType<typeof setTimeout> | undefined
+  /** performance.now() of the planned poll (Infinity: none planned). */
+  private plannedAt = Number.POSITIVE_INFINITY
   private running = false
   private polling: Promise<number> | undefined
   private readonly interval: number
+  private readonly batch: number
 
   constructor(private readonly opts: DurableSchedulerOptions) {
-    this.interval = opts.pollIntervalMs ?? Math.min(50, Math.max(2, opts.clock.realDelayMs(100)))
+    this.interval = opts.pollIntervalMs ?? 50
+    this.batch = opts.batch ?? 100
   }
 
   start(): void {
     if (this.running) return
     this.running = true
-    const loop = () => {
-      if (!this.running) return
-      this.tick()
-        .catch((e) => this.opts.onError?.(e))
-        .finally(() => {
-          if (this.running) this.handle = setTimeout(loop, this.interval)
-        })
-    }
-    this.handle = setTimeout(loop, 0)
+    this.plan(0)
   }
 
   /** Stops polling and waits for the fires in flight. */
   async stop(): Promise<void> {
     this.running = false
     if (this.handle) clearTimeout(this.handle)
+    this.handle = undefined
     await this.polling?.catch(() => {})
+  }
+
+  /** A timer was written that comes due at `at` (default: now): poll by then. */
+  wake(at?: Date): void {
+    if (!this.running) return
+    const ms = at === undefined ? 0 : this.opts.clock.realDelayMs(at.getTime() - this.opts.clock.now().getTime())
+    this.plan(Math.max(0, Math.min(ms, this.interval)))
+  }
+
+  /** Plans the next poll in `delayMs`, unless one is planned sooner already. */
+  private plan(delayMs: number): void {
+    const at = performance.now() + delayMs
+    if (this.handle !== undefined && this.plannedAt <= at) return
+    if (this.handle !== undefined) clearTimeout(this.handle)
+    this.plannedAt = at
+    this.handle = setTimeout(() => {
+      this.handle = undefined
+      this.plannedAt = Number.POSITIVE_INFINITY
+      this.poll()
+        .then((next) => this.running && this.plan(next))
+        .catch((e) => {
+          this.opts.onError?.(e)
+          if (this.running) this.plan(this.interval)
+        })
+    }, delayMs)
   }
 
   /**
    * One poll: delivers every due timer not already in flight and waits for those
    * deliveries. Returns how many fires were delivered. Tests call this directly.
    */
-  tick(): Promise<number> {
-    const p = (this.polling ?? Promise.resolve(0)).catch(() => 0).then(() => this.poll())
+  async tick(): Promise<number> {
+    await this.poll()
+    return this.lastDelivered
+  }
+
+  private lastDelivered = 0
+
+  /**
+   * Delivers one actor's due timers now, without waiting for the next poll (a
+   * sender's wake-up after it committed durable messages for the actor). Resolves
+   * once each was handled, here or by a delivery already under way; a failure is
+   * retried by the poll, as any other.
+   */
+  async deliverDueOf(actorKind: string, actorId: string): Promise<number> {
+    const timers = await dueTimersOf(this.opts.db, this.opts.clock.now(), actorKind, actorId)
+    await Promise.all(timers.map((t) => this.deliverOne(t)))
+    return timers.length
+  }
+
+  /** Delivers rows known to be due (written by this process just now), with the same in-flight bookkeeping as a poll. */
+  async deliverNow(rows: TimerRow[]): Promise<void> {
+    await Promise.all(rows.map((t) => this.deliverOne(t)))
+  }
+
+  /** Polls once (after any poll under way) and answers the real milliseconds to wait before the next. */
+  private poll(): Promise<number> {
+    const p = (this.polling ?? Promise.resolve(0)).catch(() => 0).then(() => this.pollOnce())
     this.polling = p
     return p
   }
 
-  private async poll(): Promise<number> {
+  private async pollOnce(): Promise<number> {
+    this.lastDelivered = 0
     const realNow = Date.now()
-    const skip = [...this.inFlight]
+    const skip = [...this.inFlight.keys()]
     for (const [id, f] of this.failed) if (f.retryAt > realNow) skip.push(id)
     const shards = this.opts.shards?.()
-    if (shards && shards.length === 0) return 0
-    const timers = await dueTimers(this.opts.db, this.opts.clock.now(), this.opts.batch ?? 100, skip, shards)
-    await Promise.all(
-      timers.map(async (t) => {
-        this.inFlight.add(t.id)
-        try {
-          await this.opts.deliver(t)
-          this.failed.delete(t.id)
-        } catch (e) {
+    if (shards && shards.length === 0) return this.interval
+    const now = this.opts.clock.now()
+    const { due, nextDue } = await duePoll(this.opts.db, now, this.batch, skip, shards)
+    await Promise.all(due.map((t) => this.deliverOne(t)))
+    this.lastDelivered = due.length
+    if (due.length === this.batch) return 0
+    if (!nextDue) return this.interval
+    return Math.max(0, Math.min(this.interval, this.opts.clock.realDelayMs(nextDue.getTime() - this.opts.clock.now().getTime())))
+  }
+
+  /** Delivers a fire, or waits for the delivery of it already under way. */
+  private deliverOne(t: TimerRow): Promise<void> {
+    const running = this.inFlight.get(t.id)
+    if (running) return running
+    const delivery = this.opts
+      .deliver(t)
+      .then(
+        () => void this.failed.delete(t.id),
+        (e) => {
           const attempts = (this.failed.get(t.id)?.attempts ?? 0) + 1
           const delay = Math.min(30_000, 50 * 2 ** attempts) * (0.5 + Math.random() / 2)
           this.failed.set(t.id, { attempts, retryAt: Date.now() + delay })
           this.opts.onError?.(e, t)
-        } finally {
-          this.inFlight.delete(t.id)
-        }
-      }),
-    )
-    return timers.length
+        },
+      )
+      .finally(() => this.inFlight.delete(t.id))
+    this.inFlight.set(t.id, delivery)
+    return delivery
   }
 }

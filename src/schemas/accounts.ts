@@ -1,4 +1,5 @@
-import { Body, DateOnly, DateTime, E164, Email, Id, Nullable, T, Text } from './common'
+import { Body, DateOnly, DateTime, E164, Email, Expanded, Id, Nullable, T, Text } from './common'
+import { Extension } from './routing'
 
 export const AddressInput = Body(
   {
@@ -178,4 +179,31 @@ export const UpdateLocationRequest = Body({
   name: T.Optional(Nullable(Text(200))),
   address: T.Optional(AddressInput),
   status: T.Optional(T.Union([T.Literal('active'), T.Literal('inactive')])),
+})
+
+// ---------------------------------------------------------------- users
+
+export const User = T.Object({
+  id: T.String(),
+  object: T.Literal('user'),
+  account: T.String(),
+  name: Nullable(T.String()),
+  email: T.String(),
+  extensions: T.Optional(Expanded(Extension)),
+  created_at: DateTime(),
+  updated_at: DateTime(),
+})
+
+export const CreateUserRequest = Body({ name: T.Optional(Nullable(Text(200))), email: Email() })
+export const UpdateUserRequest = Body({ name: T.Optional(Nullable(Text(200))), email: T.Optional(Email()) })
+
+export const UserProfile = T.Object({
+  id: T.String(),
+  object: T.Literal('user_profile'),
+  name: Nullable(T.String()),
+  email: T.String(),
+  account: T.String(),
+  extensions: T.Array(T.Object({ number: T.String(), status: T.Union([T.Literal('active'), T.Literal('inactive')]) })),
+  created_at: DateTime(),
+  updated_at: DateTime(),
 })

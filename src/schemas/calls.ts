@@ -1,6 +1,8 @@
-import { Body, DateTime, E164, Expanded, Id, Nullable, T, Text } from './common'
+import { Body, DateTime, E164, E164_PATTERN, Expanded, Id, Nullable, T, Text } from './common'
 
 const Direction = T.Union([T.Literal('inbound'), T.Literal('outbound'), T.Literal('internal')])
+/** The direction filter of call lists. */
+export const DirectionFilter = T.Optional(Direction)
 export const CallStatus = T.Union([T.Literal('completed'), T.Literal('no-answer'), T.Literal('busy'), T.Literal('failed'), T.Literal('voicemail')])
 
 export const Recording = T.Object({
@@ -37,7 +39,10 @@ export const CallLog = T.Object(
     summary: T.Optional(Nullable(T.String())),
     sentiment: T.Optional(T.Unknown()),
   },
-  { description: 'While the call is in flight status is null and fields known only after the end (ended_at, duration_seconds, recording, summary, sentiment) are absent.' },
+  {
+    description:
+      'While the call is in flight status is null and fields known only after the end (ended_at, duration_seconds, recording, summary, sentiment) are absent.',
+  },
 )
 
 export const Voicemail = T.Object({
@@ -80,7 +85,9 @@ export const VoicemailTranscript = T.Object({
   object: T.Literal('voicemail_transcript'),
   voicemail_id: T.String(),
   call_id: Nullable(T.String()),
-  status: T.Union([T.Literal('processing'), T.Literal('completed')], { description: 'processing until voicemail.transcription.complete; text is null and segments empty meanwhile' }),
+  status: T.Union([T.Literal('processing'), T.Literal('completed')], {
+    description: 'processing until voicemail.transcription.complete; text is null and segments empty meanwhile',
+  }),
   text: Nullable(T.String({ description: 'the whole message as text' })),
   segments: T.Array(T.Object({ speaker: T.String(), start_seconds: T.Number(), end_seconds: T.Number(), text: T.String() })),
   summary: Nullable(T.String({ description: 'null until voicemail.summary.complete' })),
@@ -101,7 +108,14 @@ export const Scenario = T.Object({
 export const CreateTestCallRequest = Body({
   user: Id('a user of the sandbox account'),
   direction: T.Optional(T.Union([T.Literal('inbound'), T.Literal('outbound')], { description: "default 'inbound'" })),
-  to_number: T.Optional(T.String({ minLength: 1, maxLength: 32, pattern: '^[+0-9() .\\-]+$', description: 'outbound destination; magic numbers +15005550100..0104 and 933 (digits matched, formatting ignored)' })),
+  to_number: T.Optional(
+    T.String({
+      minLength: 1,
+      maxLength: 32,
+      pattern: '^[+0-9() .\\-]+$',
+      description: 'outbound destination; magic numbers +15005550100..0104 and 933 (digits matched, formatting ignored)',
+    }),
+  ),
   from_number: T.Optional(E164()),
   from_name: T.Optional(Nullable(Text(100))),
   scenario: T.Optional(
@@ -128,10 +142,15 @@ export const CreateCallRequest = Body({
   dial_string: T.String({
     minLength: 1,
     maxLength: 64,
-    description: 'what the user dials: an E.164 number, an extension of the account, a user id of the account, or digits (10-digit NANP, 1 + 10 digits, N11 service codes, 933); spaces, dots, dashes and parentheses are ignored',
+    description:
+      'what the user dials: an E.164 number, an extension of the account, a user id of the account, or digits (10-digit NANP, 1 + 10 digits, N11 service codes, 933); spaces, dots, dashes and parentheses are ignored',
   }),
   did: T.Optional(
-    T.String({ pattern: '^\\+[1-9]\\d{1,14}$', maxLength: 16, description: "E.164; one of the account's active phone numbers, presented as caller ID for this call (takes precedence over user and account settings)" }),
+    T.String({
+      pattern: E164_PATTERN,
+      maxLength: 16,
+      description: "E.164; one of the account's active phone numbers, presented as caller ID for this call (takes precedence over user and account settings)",
+    }),
   ),
 })
 
@@ -148,7 +167,7 @@ export const UpdateCallRequest = T.Union(
     Body({
       action: T.Literal('transfer'),
       to: T.String({ minLength: 1, maxLength: 64, description: 'E.164 number or a user id of the account' }),
-      mode: T.Optional(T.Union([T.Literal('blind'), T.Literal('warm')], { description: "blind (the default) or warm (consult the target first)" })),
+      mode: T.Optional(T.Union([T.Literal('blind'), T.Literal('warm')], { description: 'blind (the default) or warm (consult the target first)' })),
     }),
     Body({ action: T.Literal('complete_transfer') }, 'on the consultation call of a warm transfer: hand the held caller over'),
   ],

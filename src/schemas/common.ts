@@ -11,7 +11,20 @@ export const Id = (description?: string) => T.String({ minLength: 1, maxLength: 
 export const Nullable = <S extends TSchema>(s: S) => T.Union([s, T.Null()])
 export const DateTime = () => T.String({ format: 'date-time' })
 export const DateOnly = () => T.String({ format: 'date', pattern: '^\\d{4}-\\d{2}-\\d{2}$' })
-export const E164 = () => T.String({ pattern: '^\\+[1-9]\\d{1,14}$', maxLength: 16, description: 'E.164 phone number' })
+/** An E.164 phone number: + and up to 15 digits, no leading zero. The one statement of the format. */
+export const E164_PATTERN = '^\\+[1-9]\\d{1,14}$'
+const e164 = new RegExp(E164_PATTERN)
+export const isE164 = (s: string): boolean => e164.test(s)
+export const E164 = () => T.String({ pattern: E164_PATTERN, maxLength: 16, description: 'E.164 phone number' })
+/** A query bound on a time: a date (YYYY-MM-DD, the whole UTC day) or an ISO 8601 date-time. */
+export const DateBound = (what: string) =>
+  T.Optional(
+    T.String({
+      maxLength: 40,
+      pattern: '^\\d{4}-\\d{2}-\\d{2}([T ].*)?$',
+      description: `${what}: a date (YYYY-MM-DD, whole UTC day) or an ISO 8601 date-time`,
+    }),
+  )
 export const Email = () => T.String({ format: 'email', maxLength: 254 })
 export const Text = (maxLength = 255, minLength = 0) => T.String({ minLength, maxLength })
 

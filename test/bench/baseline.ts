@@ -181,7 +181,8 @@ async function createUser(req: Request, server: Bun.Server<unknown>, requestId: 
       on conflict do nothing
       returning "id", "account_id", "name", "email", "session_epoch", "created_at", "updated_at"`
     if (!row) return undefined
-    if (audit) await tx`
+    if (audit)
+      await tx`
       insert into "audit_logs" ("id", "platform_id", "account_id", "actor", "credential", "event", "resource", "outcome", "status_code", "ip_address", "request_id", "created_at")
       values (${newId('audit')}, ${auth.key.platform_id}, ${accountId}, ${auth.key.key_id}, 'secret_key', 'createUser', ${row.id}, 'success', 200, ${ip}, ${requestId}, ${now})`
     return row

@@ -17,11 +17,12 @@
 import { writeFileSync } from 'node:fs'
 import { sql } from 'drizzle-orm'
 import { heapStats } from 'bun:jsc'
-import postgres from 'postgres'
 import { systemClock } from '../../src/clock'
 import { openDatabase } from '../../src/db/client'
-import { ActorHost } from '../../actors/runtime'
-import { CALL_KIND, createCallKind, type CallActorInput } from '../../actors/call-actor'
+import { ActorHost } from '../../actors/runtime/host'
+import { createCallKind } from '../../actors/calls/call-actor'
+import { CALL_KIND, type CallActorInput } from '../../actors/calls/messages'
+import { scratchPostgres } from '../support/scratch-postgres'
 
 interface Options {
   target: number
@@ -38,16 +39,7 @@ const WARMUP = 500
 // that the heap measured is the actors' and not an embedded database's. Foreign keys
 // off (the call-log projection then needs no account rows): on PostgreSQL through the
 // connection's startup parameter, on PGlite for its one session.
-let scratch: { url: string; drop(): Promise<void> } | undefined
-if (process.env.DATABASE_URL) {
-  const admin = postgres(process.env.DATABASE_URL, { max: 1, onnotice: () => {} })
-  const name = `voice_density_${Date.now()}_${Math.random().toString(36).slice(2, 8)}`
-  await admin.unsafe(`create database "${name}"`)
-  const url = new URL(process.env.DATABASE_URL)
-  url.pathname = `/${name}`
-  url.searchParams.set('session_replication_role', 'replica')
-  scratch = { url: url.toString(), drop: async () => { await admin.unsafe(`drop database if exists "${name}" with (force)`).catch(() => {}); await admin.end() } }
-}
+const scratch = process.env.DATABASE_URL ? await scratchPostgres('density', { params: { session_replication_role: 'replica' } }) : undefined
 const database = await openDatabase({ dataDir: 'memory://', databaseUrl: scratch?.url })
 await database.migrate()
 if (!scratch) await database.db.execute(sql`set session_replication_role = replica`)
@@ -153,7 +145,7 @@ writeFileSync(
 )
 if (scratch) {
   await database.close().catch(() => {})
-  await scratch.drop()
+  await scratch.dispose()
 }
 // The actors are live on purpose; nothing to drain. Exit without closing (close would wait on nothing but take time).
 process.exit(0)

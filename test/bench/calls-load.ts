@@ -52,7 +52,4 @@ await Promise.all(Array.from({ length: opts.concurrency }, worker))
 const endedAt = now()
 latencies.sort((a, b) => a - b)
 const pct = (p: number) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)]! : NaN)
-writeFileSync(
-  opts.out,
-  JSON.stringify({ started, startedAt, endedAt, ...tally, latencyMs: { p50: pct(50), p99: pct(99), max: latencies.at(-1) ?? NaN } }),
-)
+writeFileSync(opts.out, JSON.stringify({ started, startedAt, endedAt, ...tally, latencyMs: { p50: pct(50), p99: pct(99), max: latencies.at(-1) ?? NaN } }))

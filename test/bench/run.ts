@@ -131,7 +131,11 @@ async function main(): Promise<number> {
     warmupS: positive('BENCH_WARMUP', 2, true),
     rounds: Math.max(1, Math.round(positive('BENCH_ROUNDS', 2))),
     connections: positive('BENCH_CONNECTIONS', 50),
-    only: process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((s) => s.trim()).filter(Boolean) : undefined,
+    only: process.env.BENCH_ONLY
+      ? process.env.BENCH_ONLY.split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : undefined,
     serviceEnv: envPairs(process.env.BENCH_SERVICE_ENV),
     baselineEnv: envPairs(process.env.BENCH_BASELINE_ENV),
     keepData: process.env.BENCH_KEEP_DATA === '1',

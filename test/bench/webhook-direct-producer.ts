@@ -57,7 +57,13 @@ async function worker() {
     }
     const list: NewEvent[] = Array.from({ length: n }, (_, j) => {
       const i = first + j
-      return { platformId: opts.platformId, accountId: opts.accounts[i % opts.accounts.length]!, mode: 'test', type: opts.types[i % opts.types.length]!, data: { bench: i } }
+      return {
+        platformId: opts.platformId,
+        accountId: opts.accounts[i % opts.accounts.length]!,
+        mode: 'test',
+        type: opts.types[i % opts.types.length]!,
+        data: { bench: i },
+      }
     })
     try {
       const stored = await database.db.transaction((tx) => appendEvents(tx, clock, list))

@@ -35,7 +35,11 @@ export function callSandboxes(t: TestService) {
 
   /** Starts a simulated inbound call (unless `extra` says otherwise) to the sandbox's user; returns its id. */
   const simulate = async (c: CallSandbox, scenario: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
-    const r = await t.call('POST', '/v1/test_helpers/calls', { key: c.key, account: c.account, body: { user: c.user, from_number: '+15551234567', scenario, ...extra } })
+    const r = await t.call('POST', '/v1/test_helpers/calls', {
+      key: c.key,
+      account: c.account,
+      body: { user: c.user, from_number: '+15551234567', scenario, ...extra },
+    })
     expect(r.status).toBe(200)
     return r.body.id as string
   }
@@ -50,5 +54,3 @@ export function callSandboxes(t: TestService) {
 
   return { sandbox, simulate, command, eventOf }
 }
-
-export const settle = (ms: number) => new Promise((r) => setTimeout(r, ms))

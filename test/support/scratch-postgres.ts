@@ -15,14 +15,16 @@ export interface ScratchDatabase {
   dispose(): Promise<void>
 }
 
-export async function scratchPostgres(label: string): Promise<ScratchDatabase> {
-  const base = process.env.DATABASE_URL
+/** `base`: the server (default DATABASE_URL); `params`: connection parameters for the scratch database's URL. */
+export async function scratchPostgres(label: string, opts: { base?: string; params?: Record<string, string> } = {}): Promise<ScratchDatabase> {
+  const base = opts.base ?? process.env.DATABASE_URL
   if (!base) return { url: undefined, env: {}, dispose: async () => {} }
   const name = `voice_${label}_${Date.now()}_${randomBytes(3).toString('hex')}`
   const server = postgres(base, { max: 1, onnotice: () => {} })
   await server.unsafe(`create database "${name}"`)
   const url = new URL(base)
   url.pathname = `/${name}`
+  for (const [k, v] of Object.entries(opts.params ?? {})) url.searchParams.set(k, v)
   return {
     url: url.toString(),
     env: { DATABASE_URL: url.toString() },

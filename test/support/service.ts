@@ -6,8 +6,8 @@
  */
 import { afterAll } from 'bun:test'
 import { loadConfig } from '../../src/config'
-import { startService, type Service } from '../../src/server'
-import type { Clock } from '../../src/clock'
+import { conformanceOf } from './openapi-conformance'
+import { startService, type Service, type ServiceOptions } from '../../src/server'
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789'
 
@@ -60,6 +60,10 @@ export async function callApi<T = any>(baseUrl: string, method: string, path: st
   const url = path.startsWith('http') ? path : baseUrl + path
   const res = await fetch(url, { method, headers, body })
   const text = await res.text()
+  // Every answer a test sees must be one the served OpenAPI document describes.
+  const problems =
+    (await conformanceOf(new URL(url).origin))?.check({ method, url, status: res.status, contentType: res.headers.get('content-type'), text }) ?? []
+  if (problems.length > 0) throw new Error(`the answer does not conform to the OpenAPI document:\n${problems.join('\n')}`)
   let parsed: unknown = text
   try {
     parsed = text ? JSON.parse(text) : undefined
@@ -67,19 +71,22 @@ export async function callApi<T = any>(baseUrl: string, method: string, path: st
   return { status: res.status, body: parsed as T, headers: res.headers }
 }
 
-export async function startTestService(env: Record<string, string> = {}, opts: { clock?: Clock } = {}): Promise<TestService> {
-  const config = loadConfig({
-    DATA_DIR: 'memory://',
-    PORT: '0',
-    HOST: '127.0.0.1',
-    VOICE_ADMIN_TOKEN: ADMIN_TOKEN,
-    RATE_LIMIT_PER_SECOND: '0',
-    LOG_LEVEL: 'silent',
-    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
-    // With NATS the bus and the actor placement go over it (workers hold shard leases).
-    ...(process.env.NATS_URL ? { NATS_URL: process.env.NATS_URL } : {}),
-    ...env,
-  })
+export async function startTestService(env: Record<string, string> = {}, opts: ServiceOptions & { args?: string[] } = {}): Promise<TestService> {
+  const config = loadConfig(
+    {
+      DATA_DIR: 'memory://',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      VOICE_ADMIN_TOKEN: ADMIN_TOKEN,
+      RATE_LIMIT_PER_SECOND: '0',
+      LOG_LEVEL: 'silent',
+      ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+      // With NATS the bus and the actor placement go over it (workers hold shard leases).
+      ...(process.env.NATS_URL ? { NATS_URL: process.env.NATS_URL } : {}),
+      ...env,
+    },
+    opts.args,
+  )
   const service = await startService(config, opts)
   const port = service.listen()
   const baseUrl = `http://127.0.0.1:${port}`

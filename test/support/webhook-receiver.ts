@@ -100,7 +100,15 @@ export async function startWebhookReceiver(opts: { autoStop?: boolean } = {}): P
       try {
         body = JSON.parse(rawBody)
       } catch {}
-      const req: ReceivedWebhook = { index: arrivals++, method: request.method, path: url.pathname + url.search, headers, rawBody, body, receivedAt: Date.now() }
+      const req: ReceivedWebhook = {
+        index: arrivals++,
+        method: request.method,
+        path: url.pathname + url.search,
+        headers,
+        rawBody,
+        body,
+        receivedAt: Date.now(),
+      }
       requests.push(req)
       let status = 500
       try {

@@ -1,5 +1,5 @@
-import { bigint, index, integer, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core'
-import { ts } from './platforms'
+import { bigint, index, integer, jsonb, pgTable, primaryKey, text, uniqueIndex } from 'drizzle-orm/pg-core'
+import { ts } from './columns'
 
 /**
  * The last persisted snapshot of each actor, keyed by kind and id, with the
@@ -46,7 +46,8 @@ export const durableTimers = pgTable(
   (t) => [
     index('durable_timers_due_idx').on(t.dueAt),
     index('durable_timers_shard_due_idx').on(t.shard, t.dueAt),
-    index('durable_timers_actor_idx').on(t.actorKind, t.actorId, t.name),
+    // One live timer per name per actor, as a key: schedules are upserts on it.
+    uniqueIndex('durable_timers_actor_name_uq').on(t.actorKind, t.actorId, t.name),
   ],
 )
 

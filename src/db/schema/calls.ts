@@ -1,13 +1,15 @@
 import { boolean, index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core'
 import { accounts } from './accounts'
-import { ts } from './platforms'
+import { ts } from './columns'
 
 /** The call log: one row per call, written as the call moves; `status` stays null while in flight. */
 export const calls = pgTable(
   'calls',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
     mode: text('mode', { enum: ['test', 'live'] }).notNull(),
     direction: text('direction', { enum: ['inbound', 'outbound', 'internal'] }).notNull(),
     fromNumber: text('from_number'),
@@ -43,7 +45,9 @@ export const recordings = pgTable(
   {
     id: text('id').primaryKey(),
     callId: text('call_id').notNull(),
-    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
     status: text('status', { enum: ['recording', 'processing', 'available', 'failed'] }).notNull(),
     storageKey: text('storage_key'),
     durationSeconds: integer('duration_seconds'),
@@ -62,7 +66,9 @@ export const voicemails = pgTable(
   'voicemails',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
     /** The owning user; null for a shared voicemail box. */
     userId: text('user_id'),
     callId: text('call_id'),
@@ -86,7 +92,9 @@ export const callListeners = pgTable(
   {
     id: text('id').primaryKey(),
     callId: text('call_id').notNull(),
-    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
     userId: text('user_id'),
     mode: text('mode', { enum: ['listen', 'whisper', 'barge'] }).notNull(),
     status: text('status', { enum: ['active', 'ended'] }).notNull(),

@@ -1,6 +1,6 @@
 import { bigint, bigserial, boolean, index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core'
 import { sql } from 'drizzle-orm'
-import { ts } from './platforms'
+import { ts } from './columns'
 
 /**
  * The outbox: every event, written in the same transaction as the change that
@@ -22,10 +22,7 @@ export const events = pgTable(
     createdAt: ts('created_at').notNull(),
     dispatched: boolean('dispatched').notNull().default(false),
   },
-  (t) => [
-    index('events_undispatched_idx').on(t.seq).where(sql`${t.dispatched} = false`),
-    index('events_account_seq_idx').on(t.accountId, t.seq),
-  ],
+  (t) => [index('events_undispatched_idx').on(t.seq).where(sql`${t.dispatched} = false`), index('events_account_seq_idx').on(t.accountId, t.seq)],
 )
 
 export const webhookEndpoints = pgTable(

@@ -1,8 +1,8 @@
-export * from './platforms'
+// One file per domain, named as the services (src/services/<domain>/) and request schemas (src/schemas/<domain>.ts).
+export * from './platform'
 export * from './accounts'
-export * from './users'
-export * from './platform-ops'
-export * from './events'
+export * from './routing'
 export * from './numbers'
-export * from './actors'
 export * from './calls'
+export * from './events'
+export * from './actors'

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm'
 import { index, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core'
 import { accounts } from './accounts'
-import { ts } from './platforms'
+import { ts } from './columns'
 
 /**
  * Phone numbers held by accounts. A number is live on at most one account at a
@@ -11,7 +11,9 @@ export const phoneNumbers = pgTable(
   'phone_numbers',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
     mode: text('mode', { enum: ['test', 'live'] }).notNull(),
     number: text('number').notNull(),
     status: text('status', { enum: ['active', 'inactive', 'pending', 'released'] }).notNull(),
@@ -30,7 +32,9 @@ export const phoneNumberOrders = pgTable(
   'phone_number_orders',
   {
     id: text('id').primaryKey(),
-    accountId: text('account_id').notNull().references(() => accounts.id, { onDelete: 'cascade' }),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
     status: text('status', { enum: ['pending', 'complete', 'partial', 'failed'] }).notNull(),
     orderType: text('order_type', { enum: ['order', 'disconnect'] }).notNull(),
     /** The E.164 numbers asked for, in request order. */

@@ -36,7 +36,11 @@ export function spawnLogged(name: string, cmd: string[], opts: { env?: Record<st
 }
 
 /** Runs a command to completion, capturing stdout; killed after timeoutMs. */
-export async function runCaptured(name: string, cmd: string[], opts: { env?: Record<string, string | undefined>; timeoutMs: number; cwd?: string }): Promise<{ code: number; stdout: string; stderr: string }> {
+export async function runCaptured(
+  name: string,
+  cmd: string[],
+  opts: { env?: Record<string, string | undefined>; timeoutMs: number; cwd?: string },
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const proc = Bun.spawn(cmd, { cwd: opts.cwd, env: opts.env as Record<string, string>, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
   const child: Child = { name, proc, tail: () => '' }
   children.add(child)

@@ -35,7 +35,18 @@ export function printComparisons(title: string, comparisons: Comparison[], g: Go
   const widths = [22, 9, 10, 8, 8, 8, 10, 8, 7, 10]
   const row = (cells: string[]) => cells.map((c, i) => (i < 2 ? padEnd(c, widths[i]!) : pad(c, widths[i]!))).join('  ')
   const line = (scenario: string, target: string, r: LoadResult) =>
-    row([scenario, target, num(r.requestsPerSec), num(r.latency.p50, 1), num(r.latency.p99, 1), num(r.latency.max, 0), num(r.total), num(r.non2xx), num(r.errors + r.timeouts), r.serverCpuS !== undefined && r.total > 0 ? num((r.serverCpuS * 1e6) / r.total) : '-'])
+    row([
+      scenario,
+      target,
+      num(r.requestsPerSec),
+      num(r.latency.p50, 1),
+      num(r.latency.p99, 1),
+      num(r.latency.max, 0),
+      num(r.total),
+      num(r.non2xx),
+      num(r.errors + r.timeouts),
+      r.serverCpuS !== undefined && r.total > 0 ? num((r.serverCpuS * 1e6) / r.total) : '-',
+    ])
 
   console.log(`\n=== ${title} ===`)
   console.log(row(head))

@@ -62,12 +62,22 @@ export async function startRealService(opts: { databaseUrl: string; logDir: stri
   return { ...server, adminToken }
 }
 
-export async function call<T = any>(baseUrl: string, method: string, path: string, o: { token?: string; account?: string; body?: unknown } = {}): Promise<{ status: number; body: T }> {
+export async function call<T = any>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  o: { token?: string; account?: string; body?: unknown } = {},
+): Promise<{ status: number; body: T }> {
   const headers: Record<string, string> = {}
   if (o.token) headers.authorization = `Bearer ${o.token}`
   if (o.account) headers['service-account'] = o.account
   if (o.body !== undefined) headers['content-type'] = 'application/json'
-  const res = await fetch(baseUrl + path, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body), signal: AbortSignal.timeout(10_000) })
+  const res = await fetch(baseUrl + path, {
+    method,
+    headers,
+    body: o.body === undefined ? undefined : JSON.stringify(o.body),
+    signal: AbortSignal.timeout(10_000),
+  })
   const text = await res.text()
   let body: unknown = text
   try {
@@ -101,14 +111,19 @@ export async function createTenant(svc: RealService, users: number): Promise<Ten
     'POST /admin/platforms',
     await call(svc.baseUrl, 'POST', '/admin/platforms', { token: svc.adminToken, body: { name: 'Bench platform' } }),
   )
-  const account = expectOk<{ id: string }>('POST /v1/accounts', await call(svc.baseUrl, 'POST', '/v1/accounts', { token: platform.test_key, body: sampleAccount() }))
+  const account = expectOk<{ id: string }>(
+    'POST /v1/accounts',
+    await call(svc.baseUrl, 'POST', '/v1/accounts', { token: platform.test_key, body: sampleAccount() }),
+  )
   const tenant = { platformId: platform.id, key: platform.test_key, accountId: account.id }
   for (let i = 0; i < users; i += 10) {
     await Promise.all(
       Array.from({ length: Math.min(10, users - i) }, (_, j) =>
-        call(svc.baseUrl, 'POST', '/v1/users', { token: tenant.key, account: tenant.accountId, body: { name: `Seed User ${i + j}`, email: `seed-${i + j}@example.com` } }).then((r) =>
-          expectOk('POST /v1/users (seed)', r),
-        ),
+        call(svc.baseUrl, 'POST', '/v1/users', {
+          token: tenant.key,
+          account: tenant.accountId,
+          body: { name: `Seed User ${i + j}`, email: `seed-${i + j}@example.com` },
+        }).then((r) => expectOk('POST /v1/users (seed)', r)),
       ),
     )
   }

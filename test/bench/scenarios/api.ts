@@ -43,9 +43,18 @@ const CASES: Case[] = [
   },
   {
     name: 'POST /v1/users',
-    load: (base, t, tag) => ({ url: `${base}/v1/users`, method: 'POST', headers: headersOf(t, true), uniqueEmail: { name: 'Bench User', prefix: `bench-${tag}` } }),
+    load: (base, t, tag) => ({
+      url: `${base}/v1/users`,
+      method: 'POST',
+      headers: headersOf(t, true),
+      uniqueEmail: { name: 'Bench User', prefix: `bench-${tag}` },
+    }),
     async check(base, t) {
-      const r = await call(base, 'POST', '/v1/users', { token: t.key, account: t.accountId, body: { name: 'Check', email: `check-${crypto.randomUUID()}@example.com` } })
+      const r = await call(base, 'POST', '/v1/users', {
+        token: t.key,
+        account: t.accountId,
+        body: { name: 'Check', email: `check-${crypto.randomUUID()}@example.com` },
+      })
       if (r.status !== 200 || r.body?.object !== 'user') throw new Error(`${base} POST /v1/users answered ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`)
     },
   },
@@ -55,9 +64,14 @@ const CASES: Case[] = [
 async function compareShapes(real: string, baseline: string, t: Tenant) {
   const a = await call(real, 'GET', '/v1/users?limit=10', { token: t.key, account: t.accountId })
   const b = await call(baseline, 'GET', '/v1/users?limit=10', { token: t.key, account: t.accountId })
-  const keys = (o: unknown) => Object.keys((o ?? {}) as object).sort().join(',')
+  const keys = (o: unknown) =>
+    Object.keys((o ?? {}) as object)
+      .sort()
+      .join(',')
   if (keys(a.body) !== keys(b.body) || keys(a.body.data?.[0]) !== keys(b.body.data?.[0])) {
-    throw new Error(`baseline answers a different shape:\n real:     ${JSON.stringify(a.body).slice(0, 400)}\n baseline: ${JSON.stringify(b.body).slice(0, 400)}`)
+    throw new Error(
+      `baseline answers a different shape:\n real:     ${JSON.stringify(a.body).slice(0, 400)}\n baseline: ${JSON.stringify(b.body).slice(0, 400)}`,
+    )
   }
 }
 
@@ -66,7 +80,12 @@ async function compareShapes(real: string, baseline: string, t: Tenant) {
  * real, baseline ...) so that a change in background load on the machine hits both
  * alike; each side's slices are merged into one result.
  */
-async function measurePair(name: string, ctx: BenchContext, real: { server: Server; opts: LoadOptions }, baseline: { server: Server; opts: LoadOptions }): Promise<Comparison> {
+async function measurePair(
+  name: string,
+  ctx: BenchContext,
+  real: { server: Server; opts: LoadOptions },
+  baseline: { server: Server; opts: LoadOptions },
+): Promise<Comparison> {
   const sides = [
     { label: 'real', ...real, runs: [] as LoadResult[] },
     { label: 'baseline', ...baseline, runs: [] as LoadResult[] },
@@ -85,7 +104,9 @@ async function measurePair(name: string, ctx: BenchContext, real: { server: Serv
   }
   const [r, b] = sides.map((side) => {
     const merged = mergeResults(side.runs)
-    const codes = Object.entries(merged.statusCodes).map(([c, n]) => `${c}×${n}`).join(' ')
+    const codes = Object.entries(merged.statusCodes)
+      .map(([c, n]) => `${c}×${n}`)
+      .join(' ')
     const slices = side.runs.map((x) => Math.round(x.requestsPerSec)).join(' / ')
     const cpu = merged.serverCpuS !== undefined && merged.total > 0 ? `  server CPU ${Math.round((merged.serverCpuS * 1e6) / merged.total)} µs/req` : ''
     console.log(
@@ -112,7 +133,9 @@ export async function run(ctx: BenchContext): Promise<void> {
   let tenant: Tenant | undefined
   let removeData: (() => Promise<void>) | undefined
   try {
-    const overrides = Object.entries(ctx.serviceEnv).map(([k, v]) => `, ${k}=${v}`).join('')
+    const overrides = Object.entries(ctx.serviceEnv)
+      .map(([k, v]) => `, ${k}=${v}`)
+      .join('')
     console.log(`starting the service (bun src/main.ts, LOG_LEVEL=warn, RATE_LIMIT_PER_SECOND=0${overrides}) ...`)
     const bunArgs = ctx.profileDir ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${ctx.profileDir}`] : undefined
     const real = await startRealService({ databaseUrl: ctx.databaseUrl, logDir: ctx.logDir, env: ctx.serviceEnv, bunArgs })

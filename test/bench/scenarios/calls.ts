@@ -1,8 +1,9 @@
 /**
  * `npm run bench -- calls`: simulated calls at high clock speed.
  *
- * 1. End to end, on the embedded default: the real service as its own process
- *    (bun src/main.ts, every role, PGlite in a temporary DATA_DIR, VOICE_CLOCK_SPEED
+ * 1. End to end, on the embedded default and on PostgreSQL side by side: the real
+ *    service as its own process (bun src/main.ts, every role, PGlite in a temporary
+ *    DATA_DIR, or a scratch database of DATABASE_URL's server; VOICE_CLOCK_SPEED
  *    1000 by default), a sandbox platform, account(s), a user and a phone number each;
  *    then a load process (test/bench/calls-load.ts) keeps BENCH_CALLS_INFLIGHT
  *    POST /v1/test_helpers/calls in flight for BENCH_DURATION seconds (inbound,
@@ -31,21 +32,27 @@
  *   BENCH_DENSITY_ACTORS     call actors to reach (default 50000)
  *   BENCH_DENSITY_SECONDS    time limit of the density run (default 120)
  *   BENCH_DENSITY_RING=0     spawn only (incoming), no RING step
- *   BENCH_ONLY               e2e and/or density (default both)
+ *   BENCH_ONLY               e2e (all three stores), e2e-embedded, e2e-pglite, e2e-postgres, commands and/or density (default all)
+ *   BENCH_COMMANDS           hangup commands measured by the commands case (default 200)
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import type { BenchContext } from '../run'
 import { cpuSeconds } from '../lib/cpu'
 import { onCleanup, runCaptured } from '../lib/processes'
 import { call, ROOT, sampleAccount, startServer, type Server } from '../lib/service'
+import { redact } from '../lib/postgres'
+import { scratchPostgres } from '../../support/scratch-postgres'
+import { freshDataDir } from '../../support/data-dir'
+import { openDatabase, queryRows } from '../../../src/db/client'
+import { sql } from 'drizzle-orm'
 
 export const GOAL = { minCallsPerSec: 1000, actors: 50_000, heapBytes: 1024 ** 3 }
 const SCENARIO = { outcome: 'answered', ring_seconds: 2, talk_seconds: 10, recording: false }
 
-const num = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : String(n))
+const num = (n: number, digits = 0) =>
+  Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : String(n)
 const mib = (b: number) => `${num(b / 1024 ** 2, 1)} MiB`
 
 function intEnv(name: string, fallback: number, min = 1): number {
@@ -64,6 +71,7 @@ const expectOk = <T>(what: string, r: { status: number; body: T }): T => {
 // ---------------------------------------------------------------- end to end
 
 interface E2E {
+  store: string
   speed: number
   inflight: number
   loadSeconds: number
@@ -112,23 +120,55 @@ async function setupTenants(svc: Server, adminToken: string, n: number) {
   const key = platform.test_key
   const tenants: { account: string; user: string }[] = []
   for (let i = 0; i < n; i++) {
-    const acct = expectOk<{ id: string }>('POST /v1/accounts', await call(svc.baseUrl, 'POST', '/v1/accounts', { token: key, body: { ...sampleAccount(), name: `Bench Calls ${i}` } }))
+    const acct = expectOk<{ id: string }>(
+      'POST /v1/accounts',
+      await call(svc.baseUrl, 'POST', '/v1/accounts', { token: key, body: { ...sampleAccount(), name: `Bench Calls ${i}` } }),
+    )
     const c = { token: key, account: acct.id }
-    const user = expectOk<{ id: string }>('POST /v1/users', await call(svc.baseUrl, 'POST', '/v1/users', { ...c, body: { name: 'Agent', email: `agent-${i}@example.com` } }))
-    const avail = expectOk<{ data: { phone_number: string }[] }>('GET /v1/available-phone-numbers', await call(svc.baseUrl, 'GET', '/v1/available-phone-numbers?quantity=1', c))
-    expectOk('POST /v1/phone-number-orders', await call(svc.baseUrl, 'POST', '/v1/phone-number-orders', { ...c, body: { phone_numbers: [avail.data[0]!.phone_number] } }))
+    const user = expectOk<{ id: string }>(
+      'POST /v1/users',
+      await call(svc.baseUrl, 'POST', '/v1/users', { ...c, body: { name: 'Agent', email: `agent-${i}@example.com` } }),
+    )
+    const avail = expectOk<{ data: { phone_number: string }[] }>(
+      'GET /v1/available-phone-numbers',
+      await call(svc.baseUrl, 'GET', '/v1/available-phone-numbers?quantity=1', c),
+    )
+    expectOk(
+      'POST /v1/phone-number-orders',
+      await call(svc.baseUrl, 'POST', '/v1/phone-number-orders', { ...c, body: { phone_numbers: [avail.data[0]!.phone_number] } }),
+    )
     tenants.push({ account: acct.id, user: user.id })
   }
   return { key, tenants }
 }
 
-/** Reads the stopped service's PGlite folder: the calls and their events. */
-async function analyse(dataDir: string, speed: number, load: LoadOut) {
-  const { PGlite } = await import('@electric-sql/pglite')
-  const pg = new PGlite(dataDir)
+type Query = <T>(text: string) => Promise<T[]>
+
+/** embedded: the default (a PostgreSQL server of its own on DATA_DIR); pglite: EMBEDDED_DATABASE=pglite; postgres: a server's scratch database. */
+type Backend = 'embedded' | 'pglite' | 'postgres'
+type Store = { kind: 'embedded' | 'pglite'; dataDir: string } | { kind: 'postgres'; url: string }
+const describe = (s: Store) =>
+  s.kind === 'postgres'
+    ? `PostgreSQL scratch database ${redact(s.url)}`
+    : `${s.kind === 'pglite' ? 'PGlite' : 'the embedded PostgreSQL server'} in ${s.dataDir}`
+const LABEL: Record<Backend, string> = { embedded: 'embedded default (PostgreSQL of its own)', pglite: 'embedded PGlite', postgres: 'PostgreSQL server' }
+
+/** Reads the stopped service's database (opening the data folder again, or the scratch database): the calls and their events. */
+async function withDatabase<R>(store: Store, fn: (q: Query) => Promise<R>): Promise<R> {
+  const database = await openDatabase(
+    store.kind === 'postgres'
+      ? { databaseUrl: store.url, dataDir: 'memory://' }
+      : { dataDir: store.dataDir, embedded: store.kind === 'pglite' ? 'pglite' : 'postgres' },
+  )
   try {
-    await pg.waitReady
-    const q = async <T>(text: string) => (await pg.query<T>(text)).rows
+    return await fn(<T>(text: string) => queryRows<T>(database.db, sql.raw(text)))
+  } finally {
+    await database.close()
+  }
+}
+
+async function analyse(store: Store, speed: number, load: LoadOut) {
+  return withDatabase(store, async (q) => {
     const rows = await q<{ s: number; e: number | null; status: string | null }>(
       `select extract(epoch from started_at) * 1000 as s, case when status is null then null else extract(epoch from updated_at) * 1000 end as e, status from calls where simulated`,
     )
@@ -175,20 +215,29 @@ async function analyse(dataDir: string, speed: number, load: LoadOut) {
       activeActors: actors?.n ?? 0,
       pendingTimers: timers?.n ?? 0,
     }
-  } finally {
-    await pg.close()
-  }
+  })
 }
 
-async function runE2E(ctx: BenchContext): Promise<E2E> {
+async function runE2E(ctx: BenchContext, backend: Backend): Promise<E2E> {
   const speed = intEnv('BENCH_CLOCK_SPEED', 1000)
   const inflight = intEnv('BENCH_CALLS_INFLIGHT', 64)
   const accounts = intEnv('BENCH_CALLS_ACCOUNTS', 4)
   const drainLimitS = intEnv('BENCH_CALLS_DRAIN_S', 30)
-  const dataDir = mkdtempSync(join(tmpdir(), 'bench-calls-data-'))
-  const cleanup = onCleanup(async () => {
-    if (!ctx.keepData) rmSync(dataDir, { recursive: true, force: true })
-  })
+  let store: Store
+  let cleanup: () => Promise<void>
+  if (backend === 'postgres') {
+    const scratch = await scratchPostgres('bench_calls', { base: ctx.databaseUrl })
+    store = { kind: 'postgres', url: scratch.url! }
+    cleanup = onCleanup(async () => {
+      if (!ctx.keepData) await scratch.dispose()
+    })
+  } else {
+    const data = freshDataDir('bench-calls')
+    store = { kind: backend, dataDir: data.dataDir }
+    cleanup = onCleanup(async () => {
+      if (!ctx.keepData) await data.dispose()
+    })
+  }
   const adminToken = `bench-admin-${randomBytes(12).toString('hex')}`
   let service: Server | undefined
   try {
@@ -200,9 +249,10 @@ async function runE2E(ctx: BenchContext): Promise<E2E> {
       timeoutMs: 60_000,
       bunArgs: ctx.profileDir ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${ctx.profileDir}`] : undefined,
       env: {
-        DATABASE_URL: '',
+        DATABASE_URL: store.kind === 'postgres' ? store.url : '',
         NATS_URL: '',
-        DATA_DIR: dataDir,
+        DATA_DIR: store.kind === 'postgres' ? '' : store.dataDir,
+        EMBEDDED_DATABASE: store.kind === 'pglite' ? 'pglite' : 'postgres',
         VOICE_CLOCK_SPEED: String(speed),
         VOICE_ADMIN_TOKEN: adminToken,
         RATE_LIMIT_PER_SECOND: '0',
@@ -212,20 +262,30 @@ async function runE2E(ctx: BenchContext): Promise<E2E> {
         ...ctx.serviceEnv,
       },
     })
-    console.log(`\n[e2e] service ${service.baseUrl} on PGlite in ${dataDir}, VOICE_CLOCK_SPEED=${speed}`)
+    console.log(`\n[e2e] service ${service.baseUrl} on ${describe(store)}, VOICE_CLOCK_SPEED=${speed}`)
     const { key, tenants } = await setupTenants(service, adminToken, accounts)
 
     // A few calls first (not measured), to check the path works and warm the JIT.
-    const warm = await call(service.baseUrl, 'POST', '/v1/test_helpers/calls', { token: key, account: tenants[0]!.account, body: { user: tenants[0]!.user, scenario: SCENARIO } })
+    const warm = await call(service.baseUrl, 'POST', '/v1/test_helpers/calls', {
+      token: key,
+      account: tenants[0]!.account,
+      body: { user: tenants[0]!.user, scenario: SCENARIO },
+    })
     expectOk('POST /v1/test_helpers/calls (warm-up)', warm)
 
     const out = join(ctx.logDir, 'calls-load.json')
-    console.log(`[e2e] measuring: ${inflight} POST /v1/test_helpers/calls in flight for ${ctx.durationS} s over ${accounts} accounts, scenario ${JSON.stringify(SCENARIO)} ...`)
+    console.log(
+      `[e2e] measuring: ${inflight} POST /v1/test_helpers/calls in flight for ${ctx.durationS} s over ${accounts} accounts, scenario ${JSON.stringify(SCENARIO)} ...`,
+    )
     const pid = service.child.proc.pid
     const cpu0 = cpuSeconds(pid)
     const r = await runCaptured(
       'calls-load',
-      [process.execPath, join(ROOT, 'test/bench/calls-load.ts'), JSON.stringify({ baseUrl: service.baseUrl, key, tenants, concurrency: inflight, durationMs: ctx.durationS * 1000, scenario: SCENARIO, out })],
+      [
+        process.execPath,
+        join(ROOT, 'test/bench/calls-load.ts'),
+        JSON.stringify({ baseUrl: service.baseUrl, key, tenants, concurrency: inflight, durationMs: ctx.durationS * 1000, scenario: SCENARIO, out }),
+      ],
       { cwd: ROOT, env: process.env, timeoutMs: ctx.durationS * 1000 + 45_000 },
     )
     if (r.code !== 0) throw new Error(`the load process failed (exit ${r.code}):\n${(r.stderr || r.stdout).trim().slice(-2000)}`)
@@ -259,9 +319,10 @@ async function runE2E(ctx: BenchContext): Promise<E2E> {
     await service.stop()
     service = undefined
 
-    const a = await analyse(dataDir, speed, load)
+    const a = await analyse(store, speed, load)
     const loadS = (load.endedAt - load.startedAt) / 1000
     return {
+      store: describe(store),
       speed,
       inflight,
       loadSeconds: loadS,
@@ -276,6 +337,83 @@ async function runE2E(ctx: BenchContext): Promise<E2E> {
       serviceCpuS: cpu0 !== undefined && cpu1 !== undefined ? cpu1 - cpu0 : undefined,
       ...a,
     }
+  } finally {
+    await service?.stop()
+    await cleanup()
+  }
+}
+
+// ---------------------------------------------------------------- command latency
+
+/**
+ * How soon a call command takes effect: POST /v1/calls/{id} {"action":"hangup"} on
+ * answered calls (VOICE_CLOCK_SPEED=1, so event times are real times), from sending the
+ * request to call.command_succeeded committed. A command is a durable row written with
+ * the request; the gateway then wakes the call's owner, so it does not wait for a poll.
+ */
+async function runCommands(ctx: BenchContext): Promise<{ store: string; n: number; p50: number; p99: number; max: number; replyP50: number }> {
+  const n = intEnv('BENCH_COMMANDS', 200)
+  const data = freshDataDir('bench-commands')
+  const dataDir = data.dataDir
+  const cleanup = onCleanup(async () => {
+    if (!ctx.keepData) await data.dispose()
+  })
+  const adminToken = `bench-admin-${randomBytes(12).toString('hex')}`
+  let service: Server | undefined
+  try {
+    service = await startServer({
+      name: 'service-commands',
+      script: join(ROOT, 'src/main.ts'),
+      logDir: ctx.logDir,
+      readyPath: '/readyz',
+      timeoutMs: 60_000,
+      env: {
+        DATABASE_URL: '',
+        NATS_URL: '',
+        DATA_DIR: dataDir,
+        VOICE_CLOCK_SPEED: '1',
+        VOICE_ADMIN_TOKEN: adminToken,
+        RATE_LIMIT_PER_SECOND: '0',
+        LOG_LEVEL: 'warn',
+        ...ctx.serviceEnv,
+      },
+    })
+    const { key, tenants } = await setupTenants(service, adminToken, 1)
+    const t = tenants[0]!
+    const c = { token: key, account: t.account }
+    console.log(`\n[commands] ${n} calls answered after 1 s with 600 s of talk, then one hangup each (the embedded default, VOICE_CLOCK_SPEED=1) ...`)
+    const ids: string[] = []
+    for (let i = 0; i < n; i++) {
+      const r = await call(service.baseUrl, 'POST', '/v1/test_helpers/calls', {
+        ...c,
+        body: { user: t.user, scenario: { outcome: 'answered', ring_seconds: 1, talk_seconds: 600, recording: false } },
+      })
+      ids.push(expectOk<{ id: string }>('POST /v1/test_helpers/calls', r).id)
+    }
+    await Bun.sleep(1_500)
+    const sent = new Map<string, { at: number; replyMs: number }>()
+    for (const id of ids) {
+      const at = Date.now()
+      const r = await call(service.baseUrl, 'POST', `/v1/calls/${id}`, { ...c, body: { action: 'hangup' } })
+      if (r.status !== 202) throw new Error(`POST /v1/calls/${id} answered ${r.status}: ${JSON.stringify(r.body)}`)
+      sent.set((r.body as { id: string }).id, { at, replyMs: Date.now() - at })
+    }
+    await Bun.sleep(1_000)
+    await service.stop()
+    service = undefined
+    const latencies = await withDatabase({ kind: 'embedded', dataDir }, async (q) => {
+      const rows = await q<{ body: string }>(`select body from events where type = 'call.command_succeeded'`)
+      return rows.flatMap((r) => {
+        const e = JSON.parse(r.body) as { created_at: string; data: { command_id: string } }
+        const s = sent.get(e.data.command_id)
+        return s ? [Date.parse(e.created_at) - s.at] : []
+      })
+    })
+    if (latencies.length !== n) throw new Error(`${n} commands sent, ${latencies.length} reported succeeded`)
+    latencies.sort((a, b) => a - b)
+    const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!
+    const replies = [...sent.values()].map((s) => s.replyMs).sort((a, b) => a - b)
+    return { store: LABEL.embedded, n, p50: pct(latencies, 50), p99: pct(latencies, 99), max: latencies.at(-1)!, replyP50: pct(replies, 50) }
   } finally {
     await service?.stop()
     await cleanup()
@@ -316,10 +454,16 @@ async function runDensity(ctx: BenchContext) {
   // A worker of the distributed deployment: its actors on PostgreSQL (a scratch database), so the heap is theirs alone.
   const pg = ctx.postgresUnavailable ? undefined : ctx.databaseUrl
   const store = pg ? 'PostgreSQL, a scratch database' : 'PGlite memory://'
-  console.log(`\n[density] call actors in one process (ActorHost, call kind, ${store}): up to ${num(target)} ${ring ? 'incoming + ringing' : 'incoming'}, at most ${seconds} s ...`)
+  console.log(
+    `\n[density] call actors in one process (ActorHost, call kind, ${store}): up to ${num(target)} ${ring ? 'incoming + ringing' : 'incoming'}, at most ${seconds} s ...`,
+  )
   const r = await runCaptured(
     'calls-density',
-    [process.execPath, join(ROOT, 'test/bench/calls-density.ts'), JSON.stringify({ target, timeLimitMs: seconds * 1000, concurrency: 256, ring, checkpoint, out })],
+    [
+      process.execPath,
+      join(ROOT, 'test/bench/calls-density.ts'),
+      JSON.stringify({ target, timeLimitMs: seconds * 1000, concurrency: 256, ring, checkpoint, out }),
+    ],
     { cwd: ROOT, env: { ...process.env, ...(pg ? { DATABASE_URL: pg } : {}) }, timeoutMs: seconds * 1000 + 60_000 },
   )
   if (r.code !== 0) throw new Error(`the density process failed (exit ${r.code}):\n${(r.stderr || r.stdout).trim().slice(-2000)}`)
@@ -337,26 +481,56 @@ async function runDensity(ctx: BenchContext) {
 // ---------------------------------------------------------------- report
 
 export async function run(ctx: BenchContext): Promise<void> {
-  const only = ctx.only ?? ['e2e', 'density']
+  const only = ctx.only ?? ['e2e', 'commands', 'density']
   const want = (name: string) => only.some((o) => name.includes(o))
   const lines: string[] = []
 
-  if (want('e2e')) {
+  for (const backend of ['embedded', 'pglite', 'postgres'] as const) {
+    const label = LABEL[backend]
+    if (!want(`e2e-${backend}`)) continue
+    if (backend === 'postgres' && ctx.postgresUnavailable) {
+      lines.push(`  e2e (${label})  skipped: ${ctx.postgresUnavailable}`)
+      continue
+    }
     try {
-      const e = await runE2E(ctx)
-      console.log(`\n=== calls end to end: embedded PGlite, VOICE_CLOCK_SPEED=${e.speed}, ${e.inflight} requests in flight ===`)
-      console.log(`  started     ${num(e.started)} calls in ${num(e.loadSeconds, 1)} s = ${num(e.startedPerSec, 1)} calls/s (POST p50 ${num(e.postLatencyMs.p50, 1)} ms, p99 ${num(e.postLatencyMs.p99, 1)} ms, max ${num(e.postLatencyMs.max, 0)} ms; ${e.failedRequests} failed${e.firstError ? `, first: ${e.firstError}` : ''})`)
-      console.log(`  completed   ${num(e.completed)} calls from the first start to the last end (${num(e.windowS, 2)} s) = ${num(e.completedPerSec, 1)} calls/s; while the load ran: ${num(e.completedDuringLoad)} = ${num(e.completedPerSecDuringLoad, 1)} calls/s`)
-      console.log(`  statuses    ${JSON.stringify(e.byStatus)}; unfinished ${e.unfinished}; active actors left ${e.activeActors}; timers left ${e.pendingTimers}; last calls ended ${Number.isNaN(e.drainedAfterS) ? 'NOT within the drain limit' : `${num(e.drainedAfterS, 1)} s after the load stopped`}`)
+      const e = await runE2E(ctx, backend)
+      console.log(`\n=== calls end to end: ${label}, VOICE_CLOCK_SPEED=${e.speed}, ${e.inflight} requests in flight ===`)
+      console.log(
+        `  started     ${num(e.started)} calls in ${num(e.loadSeconds, 1)} s = ${num(e.startedPerSec, 1)} calls/s (POST p50 ${num(e.postLatencyMs.p50, 1)} ms, p99 ${num(e.postLatencyMs.p99, 1)} ms, max ${num(e.postLatencyMs.max, 0)} ms; ${e.failedRequests} failed${e.firstError ? `, first: ${e.firstError}` : ''})`,
+      )
+      console.log(
+        `  completed   ${num(e.completed)} calls from the first start to the last end (${num(e.windowS, 2)} s) = ${num(e.completedPerSec, 1)} calls/s; while the load ran: ${num(e.completedDuringLoad)} = ${num(e.completedPerSecDuringLoad, 1)} calls/s`,
+      )
+      console.log(
+        `  statuses    ${JSON.stringify(e.byStatus)}; unfinished ${e.unfinished}; active actors left ${e.activeActors}; timers left ${e.pendingTimers}; last calls ended ${Number.isNaN(e.drainedAfterS) ? 'NOT within the drain limit' : `${num(e.drainedAfterS, 1)} s after the load stopped`}`,
+      )
       console.log(`  events      ${num(e.callEvents)} call.* events committed = ${num(e.callEventsPerSec, 1)} events/s ${JSON.stringify(e.eventsByType)}`)
-      console.log(`  in flight   peak ${num(e.peakInFlight)} calls at once (call actors + their simulation actors); real start-to-end per call p50 ${num(e.callDurationMs.p50, 0)} ms, p99 ${num(e.callDurationMs.p99, 0)} ms (the scenario alone: ${num(((SCENARIO.ring_seconds + SCENARIO.talk_seconds) * 1000) / e.speed, 0)} ms)`)
-      if (e.serviceCpuS !== undefined) console.log(`  service CPU ${num(e.serviceCpuS, 1)} s = ${num((e.serviceCpuS * 1e3) / Math.max(1, e.completed), 2)} ms per completed call`)
+      console.log(
+        `  in flight   peak ${num(e.peakInFlight)} calls at once (call actors + their simulation actors); real start-to-end per call p50 ${num(e.callDurationMs.p50, 0)} ms, p99 ${num(e.callDurationMs.p99, 0)} ms (the scenario alone: ${num(((SCENARIO.ring_seconds + SCENARIO.talk_seconds) * 1000) / e.speed, 0)} ms)`,
+      )
+      if (e.serviceCpuS !== undefined)
+        console.log(`  service CPU ${num(e.serviceCpuS, 1)} s = ${num((e.serviceCpuS * 1e3) / Math.max(1, e.completed), 2)} ms per completed call`)
       const pass = e.completedPerSec >= GOAL.minCallsPerSec && e.unfinished === 0
-      lines.push(`  e2e      ${num(e.completedPerSec, 1)} completed calls/s (${num(e.callEventsPerSec, 0)} call events/s) ≥ ${num(GOAL.minCallsPerSec)}: ${pass ? 'PASS' : 'MISS'}${e.unfinished ? ` (${e.unfinished} calls unfinished)` : ''}`)
+      lines.push(
+        `  e2e (${label})  ${num(e.completedPerSec, 1)} completed calls/s (${num(e.callEventsPerSec, 0)} call events/s) ≥ ${num(GOAL.minCallsPerSec)}: ${pass ? 'PASS' : 'MISS'}${e.unfinished ? ` (${e.unfinished} calls unfinished)` : ''}`,
+      )
     } catch (err) {
       const msg = err instanceof Error ? err.message : String(err)
-      console.log(`\n[e2e] failed: ${msg}`)
-      lines.push(`  e2e      MISS (the run failed: ${msg.split('\n')[0]})`)
+      console.log(`\n[e2e ${label}] failed: ${msg}`)
+      lines.push(`  e2e (${label})  MISS (the run failed: ${msg.split('\n')[0]})`)
+    }
+  }
+
+  if (want('commands')) {
+    try {
+      const r = await runCommands(ctx)
+      console.log(`\n=== call command latency: request sent to call.command_succeeded committed (${r.store}) ===`)
+      console.log(`  ${num(r.n)} hangups: p50 ${num(r.p50)} ms, p99 ${num(r.p99)} ms, max ${num(r.max)} ms (the 202 itself: p50 ${num(r.replyP50)} ms)`)
+      lines.push(`  commands ${num(r.n)} hangups took effect in p50 ${num(r.p50)} ms, p99 ${num(r.p99)} ms (a timer poll would add up to 50 ms)`)
+    } catch (err) {
+      const msg = err instanceof Error ? err.message : String(err)
+      console.log(`\n[commands] failed: ${msg}`)
+      lines.push(`  commands MISS (the run failed: ${msg.split('\n')[0]})`)
     }
   }
 
@@ -367,15 +541,25 @@ export async function run(ctx: BenchContext): Promise<void> {
       console.log(`\n=== call actor density: one process, heapUsed after Bun.gc(true) ===`)
       console.log(`  live actors   heapUsed     (of which external)  rss          elapsed`)
       for (const c of d.checkpoints) {
-        console.log(`  ${num(c.live).padStart(11)}   ${mib(c.heapUsed).padStart(11)}  ${mib(c.external).padStart(11)}          ${mib(c.rss).padStart(11)}  ${num(c.elapsedMs / 1000, 1)} s`)
+        console.log(
+          `  ${num(c.live).padStart(11)}   ${mib(c.heapUsed).padStart(11)}  ${mib(c.external).padStart(11)}          ${mib(c.rss).padStart(11)}  ${num(c.elapsedMs / 1000, 1)} s`,
+        )
       }
-      console.log(`  peak live call actors ${num(d.peakLive)}; spawn rate ${num(d.spawnPerSec, 1)} actors/s (${d.stepsPerActor} committed steps each: spawn${d.stepsPerActor > 1 ? ' + RING' : ''}); effect errors ${d.effectErrors}${d.firstEffectError ? ` (${d.firstEffectError})` : ''}`)
-      console.log(`  per live call actor: ${num(x.perActor)} B of heapUsed (${num(x.perActorJs)} B JS heap without external, ${num(x.perActorRss)} B rss), slope over ${num(last.live - d.baseline.live)} actors after ${num(d.baseline.live)} warm-up actors`)
+      console.log(
+        `  peak live call actors ${num(d.peakLive)}; spawn rate ${num(d.spawnPerSec, 1)} actors/s (${d.stepsPerActor} committed steps each: spawn${d.stepsPerActor > 1 ? ' + RING' : ''}); effect errors ${d.effectErrors}${d.firstEffectError ? ` (${d.firstEffectError})` : ''}`,
+      )
+      console.log(
+        `  per live call actor: ${num(x.perActor)} B of heapUsed (${num(x.perActorJs)} B JS heap without external, ${num(x.perActorRss)} B rss), slope over ${num(last.live - d.baseline.live)} actors after ${num(d.baseline.live)} warm-up actors`,
+      )
       if (d.database !== 'postgres') console.log(`  (Bun's heapUsed counts external memory too: PGlite's WASM heap, which grows with the rows of memory://)`)
       console.log(`  JS objects added per actor: ${d.topObjectTypes.map(([t, n]) => `${t} ${num(n, 1)}`).join(', ')}`)
       const fits = x.heapAtTarget <= GOAL.heapBytes
-      const how = x.extrapolated ? `EXTRAPOLATED linearly from ${num(last.live)} live actors (the time limit stopped the run short of ${num(x.target)})` : `measured at ${num(last.live)}`
-      console.log(`  heap at ${num(x.target)} actors: ${mib(x.heapAtTarget)}, ${how}; ${num(x.target)} actors would fit in 1 GiB only at ≤ ${num((GOAL.heapBytes - d.baseline.heapUsed) / (x.target - d.baseline.live))} B/actor`)
+      const how = x.extrapolated
+        ? `EXTRAPOLATED linearly from ${num(last.live)} live actors (the time limit stopped the run short of ${num(x.target)})`
+        : `measured at ${num(last.live)}`
+      console.log(
+        `  heap at ${num(x.target)} actors: ${mib(x.heapAtTarget)}, ${how}; ${num(x.target)} actors would fit in 1 GiB only at ≤ ${num((GOAL.heapBytes - d.baseline.heapUsed) / (x.target - d.baseline.live))} B/actor`,
+      )
       const pass = fits && !x.extrapolated
       lines.push(
         `  density  ${num(x.target)} live call actors: heap ${mib(x.heapAtTarget)}${x.extrapolated ? ' (extrapolated)' : ''} ≤ 1 GiB, ${num(x.perActor)} B/actor, peak ${num(d.peakLive)} live: ${pass ? 'PASS' : 'MISS'}${x.extrapolated ? (fits ? ' (would fit, but not reached in time)' : '') : ''}`,
@@ -387,6 +571,8 @@ export async function run(ctx: BenchContext): Promise<void> {
     }
   }
 
-  console.log(`\ngoal: ≥ ${num(GOAL.minCallsPerSec)} completed calls/s end to end on the embedded default; ${num(GOAL.actors)} concurrent call actors in one worker within 1 GiB of heap`)
+  console.log(
+    `\ngoal: ≥ ${num(GOAL.minCallsPerSec)} completed calls/s end to end on the embedded default; ${num(GOAL.actors)} concurrent call actors in one worker within 1 GiB of heap`,
+  )
   for (const l of lines) console.log(l)
 }

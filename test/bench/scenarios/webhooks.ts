@@ -1,7 +1,8 @@
 /**
  * `npm run bench -- webhooks`: webhook delivery end to end, from commit to receipt.
  *
- * Per backend (the embedded default, PGlite in a temporary DATA_DIR; then PostgreSQL in
+ * Per backend (the embedded default: a PostgreSQL server of its own in a temporary
+ * DATA_DIR; PGlite there instead (EMBEDDED_DATABASE=pglite); then PostgreSQL in
  * a scratch database created for the run and dropped after it):
  *   - the real service as its own process (bun src/main.ts, every role),
  *   - a receiver in another process (test/bench/webhook-receiver.ts, a bare Bun.serve)
@@ -21,7 +22,7 @@
  *   BENCH_RATE           offer this many events/s (open loop) instead of as fast as the
  *                        producers go; shows latency at a given load (default 0: flat out)
  *   BENCH_WARMUP_EVENTS  events sent and awaited before measuring (default 1000)
- *   BENCH_BACKENDS       comma-separated: embedded, postgres (default both)
+ *   BENCH_BACKENDS       comma-separated: embedded, pglite, postgres (default all three)
  *   BENCH_DIRECT=0       leave out the second PostgreSQL run, "delivery alone": events committed
  *                        straight into the outbox by another process (appendEvents, 20 per
  *                        transaction), so the gateway's cost per event is not in the way
@@ -32,16 +33,16 @@
  *                        (only one process per database delivers: do not share it with
  *                        a running test suite)
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
-import postgres from 'postgres'
 import type { BenchContext } from '../run'
 import { cpuSeconds } from '../lib/cpu'
 import { redact } from '../lib/postgres'
+import { scratchPostgres } from '../../support/scratch-postgres'
 import { onCleanup, runCaptured } from '../lib/processes'
 import { call, ROOT, sampleAccount, startServer, type Server } from '../lib/service'
+import { freshDataDir } from '../../support/data-dir'
 
 export const GOAL = { minEventsPerSec: 2000, maxP99Ms: 200 }
 
@@ -50,7 +51,9 @@ const PRODUCE_LIMIT_MS = 45_000
 const DRAIN_LIMIT_MS = 20_000
 const EVENT_TYPES = ['fax.received', 'queue.call.queued', 'queue.call.answered', 'fax.delivered']
 
-type Backend = 'embedded' | 'postgres'
+/** embedded: the default (a PostgreSQL server of its own on DATA_DIR); pglite: EMBEDDED_DATABASE=pglite; postgres: a server's scratch database. */
+type Backend = 'embedded' | 'pglite' | 'postgres'
+const BACKENDS: Backend[] = ['embedded', 'pglite', 'postgres']
 /** http: events made through POST /v1/test_helpers/events; direct: committed straight into the outbox. */
 type Variant = 'http' | 'direct'
 const DIRECT_BATCH = 20
@@ -119,7 +122,8 @@ interface Stats {
   bad: number
   signed: number
 }
-const stats = async (receiver: Server): Promise<Stats> => (await fetch(`${receiver.baseUrl}/stats`, { signal: AbortSignal.timeout(5000) })).json() as Promise<Stats>
+const stats = async (receiver: Server): Promise<Stats> =>
+  (await fetch(`${receiver.baseUrl}/stats`, { signal: AbortSignal.timeout(5000) })).json() as Promise<Stats>
 
 /** Waits until the receiver holds `target` distinct events, the service dies, or nothing new arrives for stallMs / limitMs passes. */
 async function awaitReceipts(receiver: Server, service: Server, target: number, limitMs: number, stallMs = 10_000): Promise<Stats> {
@@ -147,7 +151,10 @@ interface Produced {
   firstError?: string
 }
 
-async function produce(ctx: BenchContext, opts: { baseUrl: string; key: string; accounts: string[]; total: number; concurrency: number; rate: number; tag: string }): Promise<Produced> {
+async function produce(
+  ctx: BenchContext,
+  opts: { baseUrl: string; key: string; accounts: string[]; total: number; concurrency: number; rate: number; tag: string },
+): Promise<Produced> {
   const out = join(ctx.logDir, `producer-${opts.tag}.json`)
   const r = await runCaptured(
     'producer',
@@ -172,7 +179,10 @@ async function measure(backend: Backend, variant: Variant, service: Server, rece
   const drainSeconds = (Date.now() - drainStart) / 1000
   const cpu1 = cpuSeconds(pid)
   const rcpu1 = cpuSeconds(receiver.child.proc.pid)
-  const dump = (await (await fetch(`${receiver.baseUrl}/dump`, { signal: AbortSignal.timeout(10_000) })).json()) as { receipts: [string, number][]; duplicates: number }
+  const dump = (await (await fetch(`${receiver.baseUrl}/dump`, { signal: AbortSignal.timeout(10_000) })).json()) as {
+    receipts: [string, number][]
+    duplicates: number
+  }
 
   const receipts = new Map(dump.receipts)
   const latencies: number[] = []
@@ -199,7 +209,12 @@ async function measure(backend: Backend, variant: Variant, service: Server, rece
     unmatched: Math.max(0, dump.receipts.length - before.unique - latencies.length),
     committedPerSec: produceSeconds > 0 ? p.commits.length / produceSeconds : 0,
     deliveredPerSec: lastReceipt > p.startedAt ? latencies.length / ((lastReceipt - p.startedAt) / 1000) : 0,
-    latency: { p50: percentileOf(latencies, 50), p90: percentileOf(latencies, 90), p99: percentileOf(latencies, 99), max: latencies[latencies.length - 1] ?? NaN },
+    latency: {
+      p50: percentileOf(latencies, 50),
+      p90: percentileOf(latencies, 90),
+      p99: percentileOf(latencies, 99),
+      max: latencies[latencies.length - 1] ?? NaN,
+    },
     serviceCpuUsPerEvent: cpu0 !== undefined && cpu1 !== undefined && p.commits.length > 0 ? ((cpu1 - cpu0) * 1e6) / p.commits.length : undefined,
     receiverCpuS: rcpu0 !== undefined && rcpu1 !== undefined ? rcpu1 - rcpu0 : undefined,
     produceSeconds,
@@ -207,11 +222,18 @@ async function measure(backend: Backend, variant: Variant, service: Server, rece
   }
 }
 
-async function produceDirect(ctx: BenchContext, opts: { databaseUrl: string; platformId: string; accounts: string[]; total: number; rate: number; tag: string }): Promise<Produced> {
+async function produceDirect(
+  ctx: BenchContext,
+  opts: { databaseUrl: string; platformId: string; accounts: string[]; total: number; rate: number; tag: string },
+): Promise<Produced> {
   const out = join(ctx.logDir, `producer-${opts.tag}.json`)
   const r = await runCaptured(
     'direct producer',
-    [process.execPath, join(ROOT, 'test/bench/webhook-direct-producer.ts'), JSON.stringify({ ...opts, types: EVENT_TYPES, batch: DIRECT_BATCH, concurrency: 4, deadlineMs: PRODUCE_LIMIT_MS, out })],
+    [
+      process.execPath,
+      join(ROOT, 'test/bench/webhook-direct-producer.ts'),
+      JSON.stringify({ ...opts, types: EVENT_TYPES, batch: DIRECT_BATCH, concurrency: 4, deadlineMs: PRODUCE_LIMIT_MS, out }),
+    ],
     { cwd: ROOT, env: process.env, timeoutMs: PRODUCE_LIMIT_MS + 40_000 },
   )
   if (r.code !== 0) throw new Error(`the direct producer failed (exit ${r.code}):\n${(r.stderr || r.stdout).trim().slice(-2000)}`)
@@ -245,30 +267,6 @@ function printTimeline(label: string, p: Produced, receipts: Map<string, number>
   }
 }
 
-/** A database of its own in the server at url (so no test suite's delivery process contends for the lock). */
-async function scratchDatabase(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `bench_${randomBytes(6).toString('hex')}`
-  const admin = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 })
-  try {
-    await admin.unsafe(`create database ${name}`)
-  } finally {
-    await admin.end({ timeout: 2 })
-  }
-  const u = new URL(url)
-  u.pathname = `/${name}`
-  return {
-    url: u.toString(),
-    drop: async () => {
-      const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 5 })
-      try {
-        await sql.unsafe(`drop database if exists ${name} with (force)`)
-      } finally {
-        await sql.end({ timeout: 2 })
-      }
-    },
-  }
-}
-
 async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Promise<Outcome[]> {
   const servers: Server[] = []
   const cleanups: (() => Promise<void>)[] = []
@@ -286,27 +284,36 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Pro
       VOICE_LIVE_KEY: '',
     }
     let where: string
-    if (backend === 'embedded') {
-      const dir = mkdtempSync(join(tmpdir(), 'bench-webhooks-data-'))
-      if (!ctx.keepData) cleanups.push(onCleanup(async () => rmSync(dir, { recursive: true, force: true })))
-      env.DATA_DIR = dir
-      where = `PGlite in ${dir}${ctx.keepData ? ' (kept)' : ''}`
+    if (backend !== 'postgres') {
+      const data = freshDataDir('bench-webhooks')
+      if (!ctx.keepData) cleanups.push(onCleanup(data.dispose))
+      env.DATA_DIR = data.dataDir
+      if (backend === 'pglite') env.EMBEDDED_DATABASE = 'pglite'
+      where = `${backend === 'pglite' ? 'PGlite' : 'the embedded PostgreSQL server'} in ${data.dataDir}${ctx.keepData ? ' (kept)' : ''}`
     } else {
       if (process.env.BENCH_PG_SCRATCH === '0') {
         env.DATABASE_URL = ctx.databaseUrl
         where = `PostgreSQL ${redact(ctx.databaseUrl)} (itself, BENCH_PG_SCRATCH=0)`
       } else {
-        const scratch = await scratchDatabase(ctx.databaseUrl).catch((e) => {
-          throw new Error(`could not create a scratch database in ${redact(ctx.databaseUrl)} (${e instanceof Error ? e.message : e}); grant CREATEDB, or set BENCH_PG_SCRATCH=0 to use that database itself`)
+        const scratch = await scratchPostgres('bench_webhooks', { base: ctx.databaseUrl }).catch((e) => {
+          throw new Error(
+            `could not create a scratch database in ${redact(ctx.databaseUrl)} (${e instanceof Error ? e.message : e}); grant CREATEDB, or set BENCH_PG_SCRATCH=0 to use that database itself`,
+          )
         })
-        if (!ctx.keepData) cleanups.push(onCleanup(scratch.drop))
-        env.DATABASE_URL = scratch.url
-        where = `PostgreSQL scratch database ${redact(scratch.url)}${ctx.keepData ? ' (kept)' : ''}`
+        if (!ctx.keepData) cleanups.push(onCleanup(scratch.dispose))
+        env.DATABASE_URL = scratch.url!
+        where = `PostgreSQL scratch database ${redact(scratch.url!)}${ctx.keepData ? ' (kept)' : ''}`
       }
     }
 
     // ---- processes ----
-    const receiver = await startServer({ name: `receiver-${backend}`, script: join(ROOT, 'test/bench/webhook-receiver.ts'), env: {}, logDir: ctx.logDir, readyPath: '/healthz' })
+    const receiver = await startServer({
+      name: `receiver-${backend}`,
+      script: join(ROOT, 'test/bench/webhook-receiver.ts'),
+      env: {},
+      logDir: ctx.logDir,
+      readyPath: '/healthz',
+    })
     servers.push(receiver)
     const bunArgs = ctx.profileDir ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${join(ctx.profileDir, backend)}`] : undefined
     const service = await startServer({
@@ -337,7 +344,10 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Pro
     }
     expectOk(
       'POST /v1/webhook_endpoints',
-      await call(service.baseUrl, 'POST', '/v1/webhook_endpoints', { token: platform.test_key, body: { url: `${receiver.baseUrl}/hooks`, description: 'bench receiver' } }),
+      await call(service.baseUrl, 'POST', '/v1/webhook_endpoints', {
+        token: platform.test_key,
+        body: { url: `${receiver.baseUrl}/hooks`, description: 'bench receiver' },
+      }),
     )
 
     const produceOpts = { baseUrl: service.baseUrl, key: platform.test_key, accounts, concurrency: s.producers }
@@ -360,10 +370,19 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Pro
       console.log(`[${backend}] delivery alone: skipped, ${Math.round(elapsedS)} s of the bench's time are spent already`)
     } else if (backend === 'postgres' && s.direct) {
       const directRate = s.directRate > 0 ? `offered at ${num(s.directRate)} events/s` : 'as fast as they go'
-      console.log(`[${backend}] measuring delivery alone: ${num(s.events)} events committed straight into the outbox (appendEvents), ${DIRECT_BATCH} per transaction, ${directRate} ...`)
+      console.log(
+        `[${backend}] measuring delivery alone: ${num(s.events)} events committed straight into the outbox (appendEvents), ${DIRECT_BATCH} per transaction, ${directRate} ...`,
+      )
       outcomes.push(
         await measure(backend, 'direct', service, receiver, () =>
-          produceDirect(ctx, { databaseUrl: env.DATABASE_URL!, platformId: platform.id, accounts, total: s.events, rate: s.directRate, tag: `${backend}-direct` }),
+          produceDirect(ctx, {
+            databaseUrl: env.DATABASE_URL!,
+            platformId: platform.id,
+            accounts,
+            total: s.events,
+            rate: s.directRate,
+            tag: `${backend}-direct`,
+          }),
         ),
       )
     }
@@ -435,15 +454,20 @@ function printOutcomes(outcomes: Outcome[], s: Settings) {
   const direct = outcomes.some((o) => o.variant === 'direct')
   console.log(` CPU µs/event: CPU of the service process alone (gateway and delivery), per committed event${direct ? ';' : ')'}`)
   if (direct) {
-    console.log(` direct: events committed straight into the outbox in transactions of ${DIRECT_BATCH}, ${s.directRate > 0 ? `offered at ${num(s.directRate)} events/s` : 'flat out'}: the delivery engine alone, found by its poll)`)
+    console.log(
+      ` direct: events committed straight into the outbox in transactions of ${DIRECT_BATCH}, ${s.directRate > 0 ? `offered at ${num(s.directRate)} events/s` : 'flat out'}: the delivery engine alone, found by its poll)`,
+    )
   }
   for (const o of outcomes) {
     if (o.skipped || o.failed) continue
     const extra: string[] = []
     if (o.failedRequests > 0) extra.push(`${o.failedRequests} producer requests failed (${JSON.stringify(o.statuses)}; first: ${o.firstError})`)
     if (o.unmatched > 0) extra.push(`${o.unmatched} receipts of events the producer did not see committed`)
-    if (o.committed !== o.delivered) extra.push(`${o.committed - o.delivered} committed events never arrived within ${DRAIN_LIMIT_MS / 1000} s of the last commit`)
-    extra.push(`producing took ${num(o.produceSeconds, 1)} s, the rest arrived ${Number.isNaN(o.drainSeconds) ? 'not in time' : `${num(o.drainSeconds, 2)} s after the last commit`}`)
+    if (o.committed !== o.delivered)
+      extra.push(`${o.committed - o.delivered} committed events never arrived within ${DRAIN_LIMIT_MS / 1000} s of the last commit`)
+    extra.push(
+      `producing took ${num(o.produceSeconds, 1)} s, the rest arrived ${Number.isNaN(o.drainSeconds) ? 'not in time' : `${num(o.drainSeconds, 2)} s after the last commit`}`,
+    )
     if (o.receiverCpuS !== undefined) extra.push(`receiver CPU ${num(o.receiverCpuS, 1)} s`)
     console.log(`  ${label(o)}: ${extra.join('; ')}`)
   }
@@ -485,14 +509,14 @@ export async function run(ctx: BenchContext): Promise<void> {
     directRate: intEnv('BENCH_DIRECT_RATE', GOAL.minEventsPerSec, 0),
     startedAt: performance.now(),
   }
-  const wanted = (process.env.BENCH_BACKENDS || 'embedded,postgres').split(',').map((x) => x.trim())
-  for (const b of wanted) if (b !== 'embedded' && b !== 'postgres') throw new Error(`BENCH_BACKENDS: unknown backend "${b}" (embedded, postgres)`)
+  const wanted = (process.env.BENCH_BACKENDS || BACKENDS.join(',')).split(',').map((x) => x.trim())
+  for (const b of wanted) if (!(BACKENDS as string[]).includes(b)) throw new Error(`BENCH_BACKENDS: unknown backend "${b}" (${BACKENDS.join(', ')})`)
   // Ctrl-C: run.ts stops the processes and cleans up; start nothing more, report nothing.
   let interrupted = false
   const onSignal = () => (interrupted = true)
   process.on('SIGINT', onSignal).on('SIGTERM', onSignal)
   const outcomes: Outcome[] = []
-  for (const backend of ['embedded', 'postgres'] as const) {
+  for (const backend of BACKENDS) {
     if (interrupted) return
     if (!wanted.includes(backend)) continue
     if (backend === 'postgres' && ctx.postgresUnavailable) {

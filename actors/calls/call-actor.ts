@@ -1,0 +1,208 @@
+/**
+ * The call actor: binds the pure `call.v1` machine to effects.
+ *  - `emit`      → one outbox event (envelope data exactly as emitted; platform,
+ *                  account and mode from the actor input), committed with the step;
+ *  - projection  → in the step's transaction, the `calls` row (the call log) moves
+ *                  with the call: inserted on call.initiated/incoming, updated on
+ *                  ringing/answered/transfer/end; `status` stays null until the end;
+ *  - `spawnCall` → the new leg of a blind transfer, created durably with the step;
+ *  - `placeConsultation` → a warm transfer's consultation call, likewise;
+ *  - call.end    → the follow-up actors the owner asks for (recording, voicemail);
+ *  - a warm transfer's consultation call, on its call.transfer, tells the held
+ *    primary call to resume;
+ *  - commands (call control, actors/calls/messages) → admitted by the machine,
+ *    their outcome event committed with the machine events they caused.
+ */
+import type { Clock } from '../../src/clock'
+import type { Db } from '../../src/db/client'
+import { endListenersOfCalls } from '../../src/services/calls/call-listeners'
+import { type CallLogInsert, type CallLogPatch, insertCallLogs, patchCallLogs } from '../../src/services/calls/call-log'
+import {
+  admitCallCommand,
+  durationSeconds,
+  type CallContext,
+  type CallEmitted,
+  type CallEndData,
+  type CallSnapshot,
+  type ConsultationRequest,
+  type SpawnCallRequest,
+} from '../../machines/call'
+import type { NewEvent } from '../../src/events/outbox'
+import type { SpawnOptions } from '../runtime/client'
+import { defineActorKind, type ActorSpawn, type Effects } from '../runtime/kinds'
+import { CALL_KIND, CALL_MACHINES, type CallActorInput, type CallCommandMessage } from './messages'
+
+export interface CallKindOptions {
+  db: Db
+  clock: Clock
+  /** A blind transfer asks for a new call: its input and script (created in the transfer's step). */
+  onSpawnCall?: (req: SpawnCallRequest, parent: CallActorInput) => { input: CallActorInput; opts?: SpawnOptions } | undefined
+  /** The call ended: the actors to create with call.end (the simulator's recording and voicemail follow-ups). */
+  onEnded?: (end: CallEndData, call: CallContext & { input: CallActorInput }) => ActorSpawn[]
+  /** A warm transfer held the call: the consultation call to place (created in the same step). */
+  onWarmTransfer?: (req: ConsultationRequest, primary: CallActorInput) => { input: CallActorInput; opts?: SpawnOptions }
+}
+
+const date = (iso: string | null | undefined) => (iso ? new Date(iso) : undefined)
+
+/** What the call log needs of one emitted call event (written in batches: src/services/calls/call-log). */
+type Projection = { insert: CallLogInsert } | { patch: CallLogPatch } | { listenersEnd: string }
+
+function project(now: Date, c: CallContext & { input: CallActorInput }, ev: CallEmitted): Projection[] {
+  const input = c.input
+  const id = input.call_id
+  switch (ev.type) {
+    case 'call.initiated':
+    case 'call.incoming':
+      return [
+        {
+          insert: {
+            id,
+            accountId: input.owner.accountId,
+            mode: input.owner.mode,
+            direction: input.direction,
+            fromNumber: input.from_number,
+            fromLabel: input.from_name ?? null,
+            toNumber: input.to_number,
+            userId: ev.data.user_id ?? null,
+            fromUserId: input.from_user_id ?? null,
+            toUserId: input.to_user_id ?? null,
+            startedAt: new Date(input.started_at),
+            relatedCall: input.placed_by_transfer?.related_call ?? input.consultation?.related_call ?? null,
+            simulated: input.simulated ?? false,
+            updatedAt: now,
+          },
+        },
+      ]
+    case 'call.ringing':
+      // the first ringing (of several users) sets ringing_at and the rung user
+      return [{ patch: { id, updatedAt: now, firstRing: { at: new Date(ev.data.ringing_at), userId: ev.data.user_id } } }]
+    case 'call.answered':
+      return [
+        {
+          patch: {
+            id,
+            updatedAt: now,
+            answeredAt: date(ev.data.answered_at),
+            connectedAt: date(ev.data.connected_at),
+            userId: ev.data.user_id,
+            toUserId: ev.data.to_user_id,
+          },
+        },
+      ]
+    case 'call.transfer':
+      if (input.consultation) {
+        // A completed warm transfer's consultation call: its last event (no call.end), so its log is final here.
+        const from = c.answered_at ?? input.started_at
+        return [
+          {
+            patch: {
+              id,
+              updatedAt: now,
+              status: 'completed',
+              endedAt: new Date(ev.data.transferred_at),
+              durationSeconds: durationSeconds(from, ev.data.transferred_at),
+            },
+          },
+          { listenersEnd: id },
+        ]
+      }
+      return ev.data.related_call ? [{ patch: { id, updatedAt: now, relatedCall: ev.data.related_call } }] : []
+    case 'call.end':
+      return [
+        {
+          patch: {
+            id,
+            updatedAt: now,
+            status: ev.data.status,
+            answeredAt: date(ev.data.answered_at),
+            connectedAt: date(ev.data.connected_at),
+            endedAt: new Date(ev.data.ended_at),
+            durationSeconds: ev.data.duration_seconds,
+            userId: ev.data.user_id,
+            toUserId: ev.data.to_user_id,
+          },
+        },
+        // listeners end when the call ends
+        { listenersEnd: id },
+      ]
+    default:
+      return []
+  }
+}
+
+const CALL_LOG_INSERT = 'call_log.insert'
+const CALL_LOG_PATCH = 'call_log.patch'
+const LISTENERS_END = 'call_listeners.end'
+
+/** The call actor kind, bound to a database and clock. */
+export function createCallKind(opts: CallKindOptions) {
+  const kind = defineActorKind({
+    kind: CALL_KIND,
+    machines: CALL_MACHINES,
+    batchWriters: {
+      [CALL_LOG_INSERT]: (tx, items) => insertCallLogs(tx, items as CallLogInsert[]),
+      [CALL_LOG_PATCH]: (tx, items) => patchCallLogs(tx, items as CallLogPatch[]),
+      [LISTENERS_END]: (tx, items) => endListenersOfCalls(tx, opts.clock, items as string[]),
+    },
+    actions: (fx: Effects) => ({
+      emit: ({ context }: { context: unknown }, params: CallEmitted) => {
+        const c = context as CallContext & { input: CallActorInput }
+        const input = c.input
+        fx.emit({
+          platformId: input.owner.platformId,
+          accountId: input.owner.accountId,
+          mode: input.owner.mode,
+          type: params.type,
+          data: params.data as unknown as Record<string, unknown>,
+        })
+        // The call log moves in the same transaction as the event (batched with the other steps' changes).
+        for (const p of project(opts.clock.now(), c, params)) {
+          if ('insert' in p) fx.batch(CALL_LOG_INSERT, p.insert)
+          else if ('patch' in p) fx.batch(CALL_LOG_PATCH, p.patch)
+          else fx.batch(LISTENERS_END, p.listenersEnd)
+        }
+        if (params.type === 'call.end') for (const a of opts.onEnded?.(params.data, c) ?? []) fx.spawnActor(a.kind, a.id, a.input, a.opts)
+        if (params.type === 'call.transfer' && input.consultation?.related_call) {
+          // A completed warm transfer: the held primary call resumes, now with the transfer target.
+          fx.tell(CALL_KIND, input.consultation.related_call, { type: 'RESUME', at: params.data.transferred_at })
+        }
+      },
+      spawnCall: ({ context }: { context: unknown }, params: SpawnCallRequest) => {
+        const input = (context as { input: CallActorInput }).input
+        const leg = opts.onSpawnCall?.(params, input)
+        if (leg) fx.spawnActor(CALL_KIND, params.call_id, leg.input, leg.opts)
+      },
+      placeConsultation: ({ context }: { context: unknown }, params: ConsultationRequest) => {
+        const input = (context as { input: CallActorInput }).input
+        const leg = opts.onWarmTransfer?.(params, input)
+        if (leg) fx.spawnActor(CALL_KIND, params.call_id, leg.input, leg.opts)
+      },
+    }),
+    // Call control: the machine admits a command (admitCallCommand) and its outcome commits in the same step.
+    commands: {
+      admit: (m: CallCommandMessage, snapshot) =>
+        snapshot ? admitCallCommand(snapshot as CallSnapshot, m.command, m.at) : { refused: { code: 'call_not_active', reason: 'has ended' } },
+      outcome: (m: CallCommandMessage, admission) => [commandOutcome(m, 'refused' in admission ? admission.refused.code : undefined)],
+    },
+  })
+  return { kind }
+}
+
+/** The outcome event of a command: succeeded, or failed with the refusal's code as the reason. */
+export function commandOutcome(m: CallCommandMessage, refusal: string | undefined): NewEvent {
+  const c = m.command
+  return {
+    platformId: m.owner.platformId,
+    accountId: m.owner.accountId,
+    mode: m.owner.mode,
+    type: refusal === undefined ? 'call.command_succeeded' : 'call.command_failed',
+    data: {
+      call_id: m.call_id,
+      command: c.command,
+      command_id: m.command_id,
+      ...(c.command === 'transfer' && c.mode === 'warm' ? { consultation_call_id: c.consultation_call_id } : {}),
+      ...(refusal === undefined ? {} : { reason: refusal }),
+    },
+  }
+}

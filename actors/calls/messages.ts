@@ -1,0 +1,78 @@
+/**
+ * What the call actor is spawned with and the commands it takes: the part of the
+ * call actor its senders (gateways, other actors) need, with no dependency on how
+ * the actor runs.
+ *
+ * Commands (POST /v1/calls/{id}) are durable messages (actors/runtime/commands),
+ * written in the transaction of the request's audit and idempotency records. The
+ * call actor runs each in a step of its own and reports it, in that same step:
+ *
+ *   call.command_succeeded  {call_id, command, command_id[, consultation_call_id]}
+ *   call.command_failed     {call_id, command, command_id, reason}
+ *
+ * so an accepted (202) command is never lost by a crash and is reported exactly once.
+ */
+import {
+  admitCallCommand,
+  type CallCommand,
+  type CallCommandRefusal,
+  type CallContext,
+  type CallInput,
+  type CallMachineEvent,
+  type CallSnapshot,
+  callMachine,
+} from '../../machines/call'
+import type { ActorState, StepResult } from '../runtime/client'
+import { type CommandMessage, restoreSnapshot } from '../runtime/commands'
+
+export const CALL_KIND = 'call'
+/** The call machine's registered versions; new calls start on the first. */
+export const CALL_MACHINES = [callMachine] as const
+/** What follows a simulated call's end (its recording or voicemail): actors/calls/follow-up-actor.ts. */
+export const SIM_KIND = 'call_sim'
+
+export interface CallOwner {
+  platformId: string
+  accountId: string
+  mode: 'test' | 'live'
+}
+
+/** What the call actor is spawned with: the machine input plus who owns the call. */
+export interface CallActorInput extends CallInput {
+  owner: CallOwner
+  simulated?: boolean
+}
+
+/** A command for a call actor. */
+export interface CallCommandMessage extends CommandMessage {
+  call_id: string
+  owner: CallOwner
+  command: CallCommand
+}
+
+export type CallAdmission = { event: CallMachineEvent; snapshot: CallSnapshot } | { refused: CallCommandRefusal }
+
+/**
+ * Whether the call takes the command now, judged on its persisted state by its
+ * machine (machines/call: admitCallCommand), as the call actor will judge it again
+ * when the command arrives. A call whose actor has finished (or never ran) is not active.
+ */
+export function admitCall(state: ActorState | undefined, command: CallCommand, at: string): CallAdmission {
+  const snapshot = callSnapshotOf(state)
+  if (!snapshot) return { refused: { code: 'call_not_active', reason: 'has ended' } }
+  const admission = admitCallCommand(snapshot, command, at)
+  return 'event' in admission ? { ...admission, snapshot } : admission
+}
+
+/** The call as its machine sees it, from its persisted state; undefined when the call actor has finished or never ran. */
+export function callSnapshotOf(state: ActorState | undefined): CallSnapshot | undefined {
+  if (!state || state.status === 'done') return undefined
+  const snapshot = restoreSnapshot(CALL_MACHINES, state) as CallSnapshot
+  return snapshot.status === 'active' ? snapshot : undefined
+}
+
+/** Whether a recording pause (or resume) took effect, judged on the step that ran it: the call may have moved first. */
+export function recordingToggled(result: StepResult, pause: boolean): boolean {
+  const recording = (result.context as CallContext).recording
+  return result.status === 'active' && recording.on && recording.paused === pause
+}

@@ -1,0 +1,14 @@
+/**
+ * The client side of actors/: everything a gateway may use of it, and nothing
+ * else (ARCHITECTURE.md: "gateway/ may import actors/ (client side only)"; the
+ * rule is checked by test/architecture.test.ts, which allows gateway/ this one
+ * module of actors/). A gateway reads an actor's persisted state, asks the actor's
+ * machine whether it takes a command, and writes durable commands and spawns in
+ * its own transaction; it never runs an actor.
+ */
+export { isConnected, type CallCommand, type CallCommandRefusal, type CallSnapshot } from '../machines/call'
+export { CALL_KIND, admitCall, callSnapshotOf, recordingToggled, type CallActorInput, type CallCommandMessage, type CallOwner } from './calls/messages'
+export { planSimulation, SIM_OUTCOMES, type Plan, type Scenario, type SimulateRequest } from './calls/simulation'
+export { ActorDone, ActorError, ActorNotFound, type ActorClient, type ActorState } from './runtime/client'
+export type { TimerRow } from '../src/scheduler/durable-timers'
+export { COMMAND_MESSAGE, readActorState, sendCommand, spawnInTx } from './runtime/commands'

@@ -1,0 +1,617 @@
+/**
+ * The actor host: spawn, address and stop actors by kind and id; one mailbox per
+ * actor (one message at a time); every step persisted; supervision with restart
+ * from the last persisted snapshot; durable timers.
+ *
+ * A step:
+ *  1. the XState actor takes the message; the effects it asks for are only
+ *     collected by the named actions supplied with `.provide` (actors/runtime/kinds):
+ *     no I/O inside the machine step;
+ *  2. ONE transaction: upsert the snapshot (`getPersistedSnapshot()`), append the
+ *     collected events to the outbox, write the timer rows and what the kind's
+ *     effects write (projections, records, durable messages to other actors), and
+ *     claim the durable message that caused the step, if any;
+ *  3. only then the sender's promise resolves (the acknowledgement).
+ * If anything throws (a machine action, a guard, the database), the in-memory actor
+ * is discarded and re-created from its last persisted snapshot after a capped,
+ * jittered exponential backoff, and the same message is retried; after
+ * `maxAttempts` the sender gets an `ActorStepFailed`. An acknowledged message is
+ * therefore always in the database; an unacknowledged one is the sender's to retry.
+ *
+ * Messages: `spawn` and `send` come from an ActorClient (request/reply); `fire` is a
+ * durable timer row coming due: a machine timer, or a durable message
+ * (actors/runtime/commands: a spawn, a tell, a command); `stop` terminates.
+ *
+ * Placement: a host given a `fence` serves one shard (actors/placement) and checks,
+ * inside every step transaction, that the shard's epoch in `shard_fences` is still
+ * its own, so a step of an owner whose lease ran out rolls back (ActorFenced).
+ */
+import { and, eq, sql } from 'drizzle-orm'
+import { type Actor, type AnyMachineSnapshot, type AnyStateMachine, createActor, type EventObject, type StateValue } from 'xstate'
+import type { Clock } from '../../src/clock'
+import type { Db } from '../../src/db/client'
+import { actorSnapshots, shardFences } from '../../src/db/schema'
+import type { NewEvent } from '../../src/events/outbox'
+import { cancelActorTimers, DurableScheduler, type TimerRow } from '../../src/scheduler/durable-timers'
+import {
+  ActorDone,
+  ActorError,
+  ActorExists,
+  ActorFenced,
+  ActorNotFound,
+  ActorStepFailed,
+  type ActorClient,
+  type ActorState,
+  type ScheduleRequest,
+  type SpawnOptions,
+  type StepResult,
+} from './client'
+import { durableMessage, isCommand, isSpawn, type CommandMessage, type DurableMessage } from './commands'
+import { Committer, type StepWrite } from './committer'
+import type { ActorKind, BatchWriter, Effects, StepContext } from './kinds'
+import { DEFAULT_SHARD_COUNT, shardOf } from './shards'
+
+export interface RestartPolicy {
+  /** Attempts per message, the first included. */
+  maxAttempts: number
+  baseMs: number
+  capMs: number
+}
+
+export const DEFAULT_RESTART: RestartPolicy = { maxAttempts: 5, baseMs: 20, capMs: 2_000 }
+
+/** Capped exponential backoff with jitter (half to full), real milliseconds. */
+export function restartDelay(policy: RestartPolicy, failures: number, random = Math.random): number {
+  const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** Math.max(0, failures - 1))
+  return ceiling / 2 + (ceiling / 2) * random()
+}
+
+export interface ActorHostOptions {
+  db: Db
+  clock: Clock
+  kinds: ActorKind<AnyStateMachine>[]
+  restart?: Partial<RestartPolicy>
+  /** Real milliseconds between timer polls (see DurableScheduler). */
+  timerPollMs?: number
+  /** false: no background timer polling (tests drive `host.timers.tick()`). Default true. */
+  pollTimers?: boolean
+  /** Supervision and background errors: (what happened, details). */
+  onEvent?: (e: HostEvent) => void
+  /** Called after a step committed outbox events (wakes delivery). */
+  outboxCommitted?: () => void
+  /** Shards in all (tags timer rows with the target actor's shard). Default 16. */
+  shardCount?: number
+  /** Placement: this host serves one shard at this lease epoch; every step checks the fence. */
+  fence?: { shard: number; epoch: number }
+  /** Placement: timer rows a step committed (the placement delivers the due messages and wakes its poller or the owners). */
+  timersWritten?: (rows: TimerRow[]) => void
+}
+
+export type HostEvent =
+  | { type: 'restart'; kind: string; id: string; attempt: number; delayMs: number; error: unknown }
+  | { type: 'gave_up'; kind: string; id: string; attempts: number; error: unknown }
+  | { type: 'timer_dropped'; kind: string; id: string; timerId: string }
+  | { type: 'timer_delivery_failed'; timerId: string; error: unknown }
+
+type Message =
+  | { type: 'spawn'; input: unknown; timers?: ScheduleRequest[] }
+  | { type: 'send'; event: EventObject }
+  | { type: 'fire'; timer: TimerRow }
+  | { type: 'stop' }
+
+type Collected =
+  | { type: 'event'; event: NewEvent }
+  | { type: 'schedule'; req: ScheduleRequest }
+  | { type: 'cancel'; name: string }
+  | { type: 'write'; fn: (tx: Db) => Promise<unknown> }
+  | { type: 'message'; kind: string; id: string; message: DurableMessage }
+  | { type: 'batch'; writer: BatchWriter; item: unknown }
+
+/** What a step commits besides the snapshot and what its actions collected. */
+interface Commit {
+  /** The actor was created by this step: its snapshot row is inserted, its timers are all new. */
+  fresh?: { timers: ScheduleRequest[] }
+  /** The durable timer row whose fire caused the step: taken in the step's transaction. */
+  claim?: { timerId: string; token: string }
+}
+
+interface Entry {
+  kind: ActorKind
+  id: string
+  /** The live XState actor; undefined until (re)hydrated, and after a failed step. */
+  actor?: Actor<AnyStateMachine>
+  machineVersion?: string
+  /** The error the running actor reported in this step. */
+  error?: { e: unknown }
+  tail: Promise<unknown>
+  /** Messages queued or running; the entry leaves the registry when this is 0 and no actor is live. */
+  pending: number
+  /** The actor finished (final state or stopped): later messages are refused without a database read. */
+  done: boolean
+  collected: Collected[]
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * One per process (per shard, with placement): the registry of live actors (keyed
+ * by kind and id), their mailboxes and supervision, and the poller of their
+ * durable timers.
+ */
+export class ActorHost implements ActorClient {
+  private readonly registry = new Map<string, Entry>()
+  private readonly kinds = new Map<string, ActorKind>()
+  private readonly policy: RestartPolicy
+  readonly timers: DurableScheduler
+  private closed = false
+  /** Each machine provided once with the host's collectors (per-actor copies cost ~20 KB each). */
+  private readonly providedMachines = new Map<AnyStateMachine, AnyStateMachine>()
+  private readonly kindEffects = new Map<ActorKind, Effects>()
+  /** The actor whose step is running: XState runs actions synchronously inside send/start. */
+  private current: Entry | undefined
+  /** Writes steps that are ready together in one transaction. */
+  private readonly committer: Committer
+
+  constructor(private readonly opts: ActorHostOptions) {
+    for (const k of opts.kinds) this.kinds.set(k.kind, k)
+    this.policy = { ...DEFAULT_RESTART, ...opts.restart }
+    this.timers = new DurableScheduler({
+      db: opts.db,
+      clock: opts.clock,
+      pollIntervalMs: opts.timerPollMs,
+      deliver: (t) => this.fire(t),
+      onError: (error, t) => this.opts.onEvent?.({ type: 'timer_delivery_failed', timerId: t?.id ?? '', error }),
+    })
+    this.committer = new Committer({ db: opts.db, clock: opts.clock, check: opts.fence ? (tx) => this.checkFence(tx) : undefined })
+  }
+
+  /** Starts polling durable timers (timers of every actor resume from their rows; actors wake lazily). */
+  start(): this {
+    if (this.opts.pollTimers !== false) this.timers.start()
+    return this
+  }
+
+  /** Stops the poller, lets every mailbox drain, and drops the live actors (their state is in the database). */
+  async close(): Promise<void> {
+    this.closed = true
+    await this.timers.stop()
+    await Promise.all([...this.registry.values()].map((e) => e.tail.catch(() => {})))
+    for (const e of this.registry.values()) e.actor?.stop()
+    this.registry.clear()
+  }
+
+  /** Group commit: transactions written, steps in them, steps written again alone after a batch failed. */
+  commitStats(): Readonly<{ transactions: number; steps: number; retriedAlone: number }> {
+    return this.committer.stats
+  }
+
+  /** Live (in-memory) actors, for tests and metrics. */
+  liveCount(): number {
+    let n = 0
+    for (const e of this.registry.values()) if (e.actor) n++
+    return n
+  }
+
+  spawn(kind: string, id: string, input: unknown, opts: SpawnOptions = {}): Promise<StepResult> {
+    return this.enqueue(kind, id, { type: 'spawn', input, timers: opts.timers }) as Promise<StepResult>
+  }
+
+  send<E extends EventObject>(kind: string, id: string, message: E): Promise<StepResult> {
+    return this.enqueue(kind, id, { type: 'send', event: message }) as Promise<StepResult>
+  }
+
+  async stop(kind: string, id: string): Promise<void> {
+    await this.enqueue(kind, id, { type: 'stop' })
+  }
+
+  async inspect(kind: string, id: string): Promise<ActorState | undefined> {
+    const [row] = await this.opts.db
+      .select({ machineVersion: actorSnapshots.machineVersion, status: actorSnapshots.status, snapshot: actorSnapshots.snapshot })
+      .from(actorSnapshots)
+      .where(and(eq(actorSnapshots.kind, kind), eq(actorSnapshots.id, id)))
+    return row
+  }
+
+  /** The actor's due durable messages, delivered now through the poller (which knows what is already in flight). */
+  async wake(kind: string, id: string, rows?: TimerRow[]): Promise<void> {
+    if (!this.kinds.has(kind)) throw new ActorError('unknown_kind', `no actor kind ${kind}`)
+    if (rows) await this.timers.deliverNow(rows.filter((r) => r.actorKind === kind && r.actorId === id))
+    else await this.timers.deliverDueOf(kind, id)
+  }
+
+  /** Delivers a timer fire to its actor; a stale fire (cancelled, replaced, already taken) is dropped. */
+  async fire(t: TimerRow): Promise<void> {
+    if (!this.kinds.has(t.actorKind)) throw new ActorError('unknown_kind', `no actor kind ${t.actorKind}`)
+    await this.enqueue(t.actorKind, t.actorId, { type: 'fire', timer: t })
+  }
+
+  // ------------------------------------------------------------ mailbox
+
+  private enqueue(kindName: string, id: string, msg: Message): Promise<StepResult | undefined> {
+    if (this.closed) return Promise.reject(new ActorError('host_closed', 'the actor host is closed'))
+    const kind = this.kinds.get(kindName)
+    if (!kind) return Promise.reject(new ActorError('unknown_kind', `no actor kind ${kindName}`))
+    const key = `${kindName}\u0000${id}`
+    let entry = this.registry.get(key)
+    if (!entry) {
+      entry = { kind, id, tail: Promise.resolve(), pending: 0, done: false, collected: [] }
+      this.registry.set(key, entry)
+    }
+    const e = entry
+    e.pending++
+    const run = e.tail
+      .then(() => this.supervise(e, msg))
+      .finally(() => {
+        // dispose: an entry without a live actor and without mail leaves the registry
+        if (--e.pending === 0 && !e.actor && this.registry.get(key) === e) this.registry.delete(key)
+      })
+    e.tail = run.catch(() => {})
+    return run
+  }
+
+  /** Runs one message with restarts: a failed attempt discards the live actor and retries from the persisted snapshot. */
+  private async supervise(e: Entry, msg: Message): Promise<StepResult | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        if (e.done) return await this.afterDone(e, msg)
+        return await this.step(e, msg)
+      } catch (err) {
+        if (err instanceof ActorError) {
+          if (err instanceof ActorDone) this.dispose(e)
+          // the live actor took the message that did not commit
+          if (err instanceof ActorFenced) this.discard(e)
+          throw err
+        }
+        this.discard(e)
+        if (attempt >= this.policy.maxAttempts) {
+          this.opts.onEvent?.({ type: 'gave_up', kind: e.kind.kind, id: e.id, attempts: attempt, error: err })
+          throw new ActorStepFailed(e.kind.kind, e.id, attempt, err)
+        }
+        const delayMs = restartDelay(this.policy, attempt)
+        this.opts.onEvent?.({ type: 'restart', kind: e.kind.kind, id: e.id, attempt, delayMs, error: err })
+        await sleep(delayMs)
+      }
+    }
+  }
+
+  /** A message queued behind the final step. */
+  private async afterDone(e: Entry, msg: Message): Promise<undefined> {
+    if (msg.type === 'fire' || msg.type === 'stop') return undefined
+    if (msg.type === 'spawn') throw new ActorExists(e.kind.kind, e.id)
+    throw new ActorDone(e.kind.kind, e.id)
+  }
+
+  private discard(e: Entry) {
+    e.actor?.stop()
+    e.actor = undefined
+    e.error = undefined
+    e.collected = []
+  }
+
+  /** After a final state: the live actor goes; the entry leaves the registry once its mailbox is empty. */
+  private dispose(e: Entry) {
+    this.discard(e)
+    e.done = true
+  }
+
+  // ------------------------------------------------------------ effects
+
+  /** The effect collectors of a kind: they write into the step that is running. */
+  private fxFor(kind: ActorKind): Effects {
+    const cached = this.kindEffects.get(kind)
+    if (cached) return cached
+    const entry = () => {
+      if (!this.current) throw new Error(`${kind.kind}: an action ran outside a step`)
+      return this.current
+    }
+    const push = (c: Collected) => entry().collected.push(c)
+    const fx: Effects = {
+      emit: (ev) => {
+        for (const event of Array.isArray(ev) ? ev : [ev]) push({ type: 'event', event })
+      },
+      schedule: (req) => push({ type: 'schedule', req }),
+      cancelTimer: (name) => push({ type: 'cancel', name }),
+      write: (fn) => push({ type: 'write', fn }),
+      tell: (k, id, event) => push({ type: 'message', kind: k, id, message: durableMessage.tell(event) }),
+      spawnActor: (k, id, input, opts) => push({ type: 'message', kind: k, id, message: durableMessage.spawn(input, opts) }),
+      batch: (name, item) => {
+        const writer = kind.batchWriters?.[name]
+        if (!writer) throw new Error(`${kind.kind} has no batch writer ${name}`)
+        push({ type: 'batch', writer, item })
+      },
+    }
+    this.kindEffects.set(kind, fx)
+    return fx
+  }
+
+  private provided(kind: ActorKind, machine: AnyStateMachine): AnyStateMachine {
+    const cached = this.providedMachines.get(machine)
+    if (cached) return cached
+    const fx = this.fxFor(kind)
+    const entry = () => {
+      if (!this.current) throw new Error(`${kind.kind}: an action ran outside a step`)
+      return this.current
+    }
+    const ctx: StepContext = {
+      kind: kind.kind,
+      get id() {
+        return entry().id
+      },
+    }
+    const toEvents = kind.toEvents
+    const base = {
+      emit: ({ context }: { context: unknown }, params: unknown) => {
+        const out = toEvents ? toEvents(params, { kind: kind.kind, id: entry().id, context }) : (params as NewEvent)
+        if (out) fx.emit(out)
+      },
+      schedule: (_: unknown, params: ScheduleRequest) => fx.schedule(params),
+      cancelTimer: (_: unknown, params: { name: string } | string) => fx.cancelTimer(typeof params === 'string' ? params : params.name),
+    }
+    const provided = machine.provide({ actions: { ...base, ...kind.actions?.(fx, ctx) } } as never)
+    this.providedMachines.set(machine, provided)
+    return provided
+  }
+
+  /** Runs `fn` (start or send) with the entry as the step whose effects are collected. */
+  private within<T>(e: Entry, fn: () => T): T {
+    this.current = e
+    try {
+      return fn()
+    } finally {
+      this.current = undefined
+    }
+  }
+
+  private throwIfFailed(e: Entry) {
+    if (e.error) throw e.error.e
+    const snap = e.actor?.getSnapshot() as AnyMachineSnapshot | undefined
+    if (snap?.status === 'error') throw snap.error
+  }
+
+  // ------------------------------------------------------------ the live actor
+
+  private startActor(e: Entry, machine: AnyStateMachine, opts: { input?: unknown; snapshot?: unknown }) {
+    const actor = createActor(this.provided(e.kind, machine), opts as never) as Actor<AnyStateMachine>
+    actor.subscribe({ error: (err) => (e.error = { e: err }) })
+    e.actor = actor
+    e.machineVersion = machine.id
+    e.collected = []
+    this.within(e, () => actor.start())
+    this.throwIfFailed(e)
+  }
+
+  /** Re-creates the live actor from its persisted snapshot (lazy rehydration, and restart after a failure). */
+  private async hydrate(e: Entry): Promise<void> {
+    if (e.actor) return
+    const row = await this.loadRow(e)
+    if (!row) throw new ActorNotFound(e.kind.kind, e.id)
+    if (row.status === 'done') throw new ActorDone(e.kind.kind, e.id)
+    const machine = e.kind.machines.find((m) => m.id === row.machineVersion)
+    if (!machine) throw new ActorError('unknown_machine_version', `${e.kind.kind} actor ${e.id} runs ${row.machineVersion}, which is not registered`)
+    this.startActor(e, machine, { snapshot: row.snapshot })
+    // Restoring does not re-run entry actions; nothing collected belongs to a step.
+    e.collected = []
+  }
+
+  private async loadRow(e: Entry) {
+    const [row] = await this.opts.db
+      .select()
+      .from(actorSnapshots)
+      .where(and(eq(actorSnapshots.kind, e.kind.kind), eq(actorSnapshots.id, e.id)))
+    return row
+  }
+
+  /** A message to the live actor, collecting what it causes: a command goes through its kind's rules, anything else to the machine. */
+  private deliver(e: Entry, message: EventObject) {
+    const actor = e.actor!
+    e.collected = []
+    this.within(e, () => {
+      if (!isCommand(message)) return actor.send(message)
+      const rules = this.commandRules(e.kind)
+      const admission = rules.admit(message, actor.getSnapshot() as AnyMachineSnapshot)
+      if ('event' in admission) actor.send(admission.event)
+      // The outcome commits with the machine events it reports, in this step.
+      this.fxFor(e.kind).emit(rules.outcome(message, admission))
+    })
+    this.throwIfFailed(e)
+  }
+
+  private commandRules(kind: ActorKind) {
+    if (!kind.commands) throw new Error(`${kind.kind} actors take no commands`)
+    return kind.commands
+  }
+
+  // ------------------------------------------------------------ steps, one per message kind
+
+  private step(e: Entry, msg: Message): Promise<StepResult | undefined> {
+    switch (msg.type) {
+      case 'spawn':
+        return this.spawnStep(e, msg.input, msg.timers ?? [])
+      case 'send':
+        return this.sendStep(e, msg.event)
+      case 'fire':
+        return this.fireStep(e, msg.timer)
+      case 'stop':
+        return this.stopStep(e)
+    }
+  }
+
+  /** A new actor: its first snapshot is inserted only if the id is free (else nothing of the step is written). */
+  private async spawnStep(e: Entry, input: unknown, timers: ScheduleRequest[]): Promise<StepResult | undefined> {
+    if (e.actor) throw new ActorExists(e.kind.kind, e.id)
+    this.startActor(e, e.kind.machines[0], { input })
+    const result = await this.commit(e, { fresh: { timers } })
+    if (!result) throw new ActorExists(e.kind.kind, e.id)
+    return result
+  }
+
+  private async sendStep(e: Entry, event: EventObject): Promise<StepResult | undefined> {
+    await this.hydrate(e)
+    this.deliver(e, event)
+    return this.commit(e, {})
+  }
+
+  /**
+   * A durable timer row came due. It is used as the poller read it; the claim in the
+   * step's transaction finds out whether it is still current (not cancelled,
+   * replaced or taken meanwhile).
+   */
+  private async fireStep(e: Entry, timer: TimerRow): Promise<StepResult | undefined> {
+    const claim = { timerId: timer.id, token: timer.token }
+    const event = timer.event as EventObject
+    if (isSpawn(event)) {
+      // A durable spawn (another actor's step, or a request): applied once; an existing actor keeps its state (the fire is only taken).
+      if (e.actor) return this.drop(e, claim)
+      this.startActor(e, e.kind.machines[0], { input: event.input })
+      return this.commit(e, { fresh: { timers: event.timers }, claim })
+    }
+    try {
+      await this.hydrate(e)
+    } catch (err) {
+      // A durable message for a finished or missing actor: taken and dropped; a command is still answered.
+      if (!(err instanceof ActorDone || err instanceof ActorNotFound)) throw err
+      if (err instanceof ActorDone) this.dispose(e)
+      return this.drop(e, claim, isCommand(event) ? this.orphanOutcome(e.kind, event) : [])
+    }
+    this.deliver(e, event)
+    return this.commit(e, { claim })
+  }
+
+  private orphanOutcome(kind: ActorKind, command: CommandMessage): NewEvent[] {
+    const rules = this.commandRules(kind)
+    return rules.outcome(command, rules.admit(command, undefined))
+  }
+
+  private async stopStep(e: Entry): Promise<undefined> {
+    const row = await this.loadRow(e)
+    if (!row) throw new ActorNotFound(e.kind.kind, e.id)
+    if (row.status !== 'done') {
+      await this.opts.db.transaction(async (tx) => {
+        await this.checkFence(tx, e)
+        await tx
+          .update(actorSnapshots)
+          .set({ status: 'done', updatedAt: this.opts.clock.now() })
+          .where(and(eq(actorSnapshots.kind, e.kind.kind), eq(actorSnapshots.id, e.id)))
+        await cancelActorTimers(tx, e.kind.kind, e.id)
+      })
+    }
+    this.dispose(e)
+    return undefined
+  }
+
+  /** Takes a fire that has nothing to act on (fenced too: a host that lost the shard must not take a fire the new owner would apply). */
+  private async drop(e: Entry, claim: NonNullable<Commit['claim']>, events: NewEvent[] = []): Promise<undefined> {
+    const outcome = await this.committer.submit({
+      kind: e.kind.kind,
+      id: e.id,
+      claim,
+      events,
+      cancels: [],
+      cancelOwnTimers: false,
+      timers: [],
+      batched: [],
+      writes: [],
+    })
+    // A fire already taken commits nothing (its events were committed by whoever took it).
+    if (outcome.committed && outcome.events.length > 0) this.opts.outboxCommitted?.()
+    this.opts.onEvent?.({ type: 'timer_dropped', kind: e.kind.kind, id: e.id, timerId: claim.timerId })
+    return undefined
+  }
+
+  private shardOf(id: string): number {
+    return shardOf(id, this.opts.shardCount ?? DEFAULT_SHARD_COUNT)
+  }
+
+  /** What the step writes (snapshot, events, timers, effects), from what its actions collected. */
+  private stepWrite(e: Entry, c: Commit): StepWrite {
+    const kindName = e.kind.kind
+    const actor = e.actor!
+    const status: 'active' | 'done' = (actor.getSnapshot() as AnyMachineSnapshot).status === 'done' ? 'done' : 'active'
+    const now = this.opts.clock.now()
+    const dueAt = (req: ScheduleRequest) => (req.at !== undefined ? new Date(req.at) : new Date(now.getTime() + (req.delayMs ?? 0)))
+    const shard = this.shardOf(e.id)
+    const own = (req: ScheduleRequest) => ({ actorKind: kindName, actorId: e.id, name: req.name, dueAt: dueAt(req), event: req.event, shard })
+    // The actor's own timers, by name, as the step leaves them: scheduled (the last request) or cancelled.
+    const intents = new Map<string, ScheduleRequest | null>()
+    for (const x of e.collected)
+      if (x.type === 'schedule') intents.set(x.req.name, x.req)
+      else if (x.type === 'cancel') intents.set(x.name, null)
+    const timers = status === 'done' ? [] : [...(c.fresh?.timers ?? []), ...[...intents.values()].filter((r): r is ScheduleRequest => r !== null)].map(own)
+    for (const x of e.collected) {
+      if (x.type === 'message')
+        timers.push({ actorKind: x.kind, actorId: x.id, name: x.message.name, dueAt: now, event: x.message.event, shard: this.shardOf(x.id) })
+    }
+    return {
+      kind: kindName,
+      id: e.id,
+      snapshot: { machineVersion: e.machineVersion!, persisted: actor.getPersistedSnapshot(), status, shard, fresh: !!c.fresh, updatedAt: now },
+      claim: c.claim,
+      events: e.collected.flatMap((x) => (x.type === 'event' ? [x.event] : [])),
+      // A fresh actor has no timers to cancel; a finished one loses them all.
+      cancels: c.fresh || status === 'done' ? [] : [...intents].filter(([, r]) => r === null).map(([name]) => name),
+      cancelOwnTimers: status === 'done' && !c.fresh,
+      timers,
+      batched: e.collected.flatMap((x) => (x.type === 'batch' ? [{ writer: x.writer, item: x.item }] : [])),
+      writes: e.collected.flatMap((x) => (x.type === 'write' ? [x.fn] : [])),
+    }
+  }
+
+  /** The step's write, committed with whatever other steps are ready (actors/runtime/committer). */
+  private async commit(e: Entry, c: Commit): Promise<StepResult | undefined> {
+    const write = this.stepWrite(e, c)
+    e.collected = []
+    const snap = e.actor!.getSnapshot() as AnyMachineSnapshot
+    const outcome = await this.committer.submit(write)
+    if (!outcome.committed) {
+      // The live actor took an event that did not commit (a stale fire, or an id taken): it is rebuilt from its snapshot on the next message.
+      this.discard(e)
+      if (c.claim) this.opts.onEvent?.({ type: 'timer_dropped', kind: write.kind, id: e.id, timerId: c.claim.timerId })
+      return undefined
+    }
+    const status = write.snapshot!.status
+    const result: StepResult = { kind: write.kind, id: e.id, value: snap.value as StateValue, context: snap.context, status, events: outcome.events }
+    if (status === 'done') this.dispose(e)
+    if (outcome.events.length > 0) this.opts.outboxCommitted?.()
+    this.timersWritten(outcome.timers)
+    return result
+  }
+
+  /**
+   * Timers a step committed: the durable messages due now go to their actors at once
+   * (through the poller's delivery, which knows what is in flight), and the poller
+   * looks again by the time the others come due; with placement, the placement does
+   * both for the shards it holds and wakes the owners of the others.
+   */
+  private timersWritten(rows: TimerRow[]) {
+    if (rows.length === 0) return
+    if (this.opts.timersWritten) return this.opts.timersWritten(rows)
+    if (this.opts.pollTimers === false) return
+    const now = this.opts.clock.now().getTime()
+    const due = rows.filter((r) => r.dueAt.getTime() <= now)
+    if (due.length > 0) void this.timers.deliverNow(due)
+    const later = rows.filter((r) => r.dueAt.getTime() > now)
+    if (later.length > 0) this.timers.wake(new Date(Math.min(...later.map((r) => r.dueAt.getTime()))))
+  }
+
+  /** Placement: rolls the step (the batch) back when the shard's fence moved past this host's epoch. */
+  private async checkFence(tx: Db, e?: Entry): Promise<void> {
+    const fence = this.opts.fence
+    if (!fence) return
+    const [row] = await tx.select({ epoch: shardFences.epoch }).from(shardFences).where(eq(shardFences.shard, fence.shard)).for('share')
+    if (!row || row.epoch !== fence.epoch) throw new ActorFenced(e?.kind.kind ?? 'any', e?.id ?? 'any', fence.shard, fence.epoch, row?.epoch ?? 0)
+  }
+}
+
+/**
+ * Takes a shard's database fence for a new owner: the epoch goes one up (the row lock
+ * waits for any step of the previous owner still in its transaction) and is returned;
+ * the new owner's host runs with it, and every older host's steps on the shard roll back.
+ */
+export async function raiseShardFence(db: Db, shard: number): Promise<number> {
+  const [row] = await db
+    .insert(shardFences)
+    .values({ shard, epoch: 1 })
+    .onConflictDoUpdate({ target: shardFences.shard, set: { epoch: sql`${shardFences.epoch} + 1` } })
+    .returning({ epoch: shardFences.epoch })
+  return row!.epoch
+}

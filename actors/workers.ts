@@ -1,0 +1,139 @@
+/**
+ * Where actors run, for src/server.ts (every actor kind: calls and, as they arrive,
+ * port orders, devices, queues...):
+ *  - embedded (no NATS_URL): one ActorHost in this process, polling every durable timer;
+ *  - placed (NATS_URL): this worker holds shard leases in JetStream KV and serves the
+ *    actors of its shards, one ActorHost per shard, each fenced at the shard's database
+ *    epoch; gateways reach actors through NatsActorClient, whichever worker runs them.
+ * Both run the same kinds (`actorKinds`): today the call actor and the simulator's
+ * follow-up actor. A new actor-backed resource adds its kind there.
+ */
+import { connect, type NatsConnection } from 'nats'
+import type { Clock } from '../src/clock'
+import type { Db } from '../src/db/client'
+import type { Logger } from '../src/logger'
+import { createCallKind } from './calls/call-actor'
+import { createSimKind, type SimKindOptions } from './calls/follow-up-actor'
+import { planConsultation, planFollowUps, planTransferLeg } from './calls/simulation'
+import { ShardLeases } from './placement/leases'
+import { NatsActorClient } from './placement/nats-client'
+import { SUBJECT_PREFIX } from './placement/wire'
+import { WorkerPlacement } from './placement/worker-placement'
+import type { ActorClient } from './runtime/client'
+import { ActorHost, raiseShardFence, type HostEvent } from './runtime/host'
+import type { ActorKind } from './runtime/kinds'
+
+export interface WorkerDeps {
+  db: Db
+  clock: Clock
+  log: Logger
+  storage?: SimKindOptions['storage']
+  /** The simulated audio of recordings and voicemails (media/, supplied by the composition root). */
+  audio?: SimKindOptions['audio']
+  /** Tells delivery that a step committed events. */
+  outboxCommitted: () => void
+}
+
+/** The actor kinds a worker runs. */
+export function actorKinds(deps: WorkerDeps): ActorKind[] {
+  const call = createCallKind({
+    db: deps.db,
+    clock: deps.clock,
+    onSpawnCall: planTransferLeg,
+    onWarmTransfer: planConsultation,
+    onEnded: (end, c) => planFollowUps(end, c),
+  })
+  const sim = createSimKind({ clock: deps.clock, storage: deps.storage, audio: deps.audio })
+  return [call.kind, sim.kind] as never
+}
+
+const hostEvents = (log: Logger) => (e: HostEvent) => {
+  if (e.type !== 'restart' && e.type !== 'timer_dropped') log.warn({ event: e }, 'actor host')
+}
+
+/** What server.ts holds: the client gateways use, and the worker's lifecycle. */
+export interface ActorWorkers {
+  /** How this process reaches actors (undefined: it can reach none). */
+  client?: ActorClient
+  /** Live actors in this process (metrics, benchmarks). */
+  liveCount(): number
+  /** Resolves once this process serves what it should (placement: its shards). */
+  ready(): Promise<void>
+  stop(): Promise<void>
+}
+
+export function embeddedWorkers(deps: WorkerDeps): ActorWorkers {
+  const host = new ActorHost({
+    db: deps.db,
+    clock: deps.clock,
+    kinds: actorKinds(deps),
+    outboxCommitted: deps.outboxCommitted,
+    onEvent: hostEvents(deps.log),
+  }).start()
+  return { client: host, liveCount: () => host.liveCount(), ready: async () => {}, stop: () => host.close() }
+}
+
+export interface PlacedOptions {
+  natsUrl: string
+  /** Namespaces leases and subjects: processes sharing a database share it. */
+  clusterId: string
+  /** This process runs actors (worker role). */
+  worker: boolean
+  leaseMs: number
+}
+
+export async function placedWorkers(deps: WorkerDeps, o: PlacedOptions): Promise<ActorWorkers> {
+  const nc: NatsConnection = await connect({ servers: o.natsUrl, name: 'voice-actors' })
+  const prefix = `${SUBJECT_PREFIX}.${o.clusterId}`
+  const client = new NatsActorClient({ nc, prefix })
+  if (!o.worker) return { client, liveCount: () => 0, ready: async () => {}, stop: () => nc.drain() }
+
+  const kinds = actorKinds(deps)
+  const workerId = `w_${crypto.randomUUID().replace(/-/g, '').slice(0, 16)}`
+  const leases = new ShardLeases({
+    nc,
+    workerId,
+    namespace: o.clusterId,
+    leaseMs: o.leaseMs,
+    onEvent: (e) => {
+      if (e.type === 'error') deps.log.warn({ err: e.error }, 'shard leases')
+      else deps.log.info({ event: e, workerId }, 'shard lease')
+    },
+  })
+  const placement = new WorkerPlacement({
+    nc,
+    leases,
+    prefix,
+    kinds: kinds.map((k) => k.kind),
+    // The fence goes up before the shard is served: from then on a step of the previous owner rolls back.
+    hostFor: async (shard) => {
+      const epoch = await raiseShardFence(deps.db, shard)
+      return new ActorHost({
+        db: deps.db,
+        clock: deps.clock,
+        kinds,
+        outboxCommitted: deps.outboxCommitted,
+        onEvent: hostEvents(deps.log),
+        fence: { shard, epoch },
+        pollTimers: false,
+        // The placement's poller serves every shard of this worker (a host must not poll them all).
+        timersWritten: (rows) => placement.timersWritten(rows),
+      })
+    },
+    timers: { db: deps.db, clock: deps.clock },
+    onEvent: (e) => {
+      if (e.type === 'handler_failed' || e.type === 'timer_failed') deps.log.warn({ event: e }, 'actor placement')
+    },
+  }).start()
+  await leases.start()
+  return {
+    client,
+    liveCount: () => placement.liveActors(),
+    ready: () => placement.ready(),
+    async stop() {
+      await placement.stop()
+      await leases.stop({ release: true })
+      await nc.drain()
+    },
+  }
+}

@@ -1,0 +1,80 @@
+/** The spec's "Voicemails" group: the account's voicemails and their transcripts. */
+import { Elysia, t } from 'elysia'
+import * as S from '../../src/schemas/calls'
+import { DateBound, Id } from '../../src/schemas/common'
+import { callsByIds } from '../../src/services/calls/call-log'
+import { getVoicemail, listVoicemails, voicemailTranscriptView, voicemailView } from '../../src/services/calls/voicemails'
+import type { GatewayDeps } from '../context'
+import { accountLevel, op } from '../docs'
+import { expandQuery, listEnvelope, listQuery, pageRequest } from '../plugins/lists'
+import type { requestContext } from '../plugins/request-context'
+
+const TAG = 'Voicemails'
+const rule = accountLevel()
+const params = t.Object({ voicemail_id: Id() })
+
+export function voicemailRoutes(deps: GatewayDeps, base: ReturnType<typeof requestContext>) {
+  return new Elysia({ name: 'routes/voicemails' })
+    .use(base)
+    .get(
+      '/v1/voicemails',
+      async ({ auth, query, listContext }) => {
+        const ctx = listContext(query)
+        const accountId = auth.account!.id
+        const page = await listVoicemails(deps.db, accountId, query, pageRequest(ctx))
+        const withCall = query['expand[]']?.includes('call')
+        const byId = withCall
+          ? await callsByIds(
+              deps.db,
+              accountId,
+              page.rows.flatMap((r) => (r.callId ? [r.callId] : [])),
+            )
+          : undefined
+        return listEnvelope(ctx, page, (row) => voicemailView(row, byId && { call: (row.callId && byId.get(row.callId)) || null }))
+      },
+      {
+        query: t.Object(
+          {
+            ...listQuery,
+            owner: t.Optional(Id()),
+            is_read: t.Optional(t.Boolean()),
+            from_date: DateBound('voicemails left at or after'),
+            'expand[]': expandQuery('call'),
+          },
+          { additionalProperties: false },
+        ),
+        detail: op('listVoicemails', { summary: 'List voicemails', tag: TAG, auth: rule, list: S.Voicemail }),
+      },
+    )
+    .get(
+      '/v1/voicemails/:voicemail_id',
+      async ({ auth, params, query }) => {
+        const accountId = auth.account!.id
+        const row = await getVoicemail(deps.db, accountId, params.voicemail_id)
+        if (!query['expand[]']?.includes('call')) return voicemailView(row)
+        const call = row.callId ? (await callsByIds(deps.db, accountId, [row.callId])).get(row.callId) : undefined
+        return voicemailView(row, { call: call ?? null })
+      },
+      {
+        params,
+        query: t.Object({ 'expand[]': expandQuery('call') }, { additionalProperties: false }),
+        detail: op('getVoicemail', { summary: 'Get a voicemail', tag: TAG, auth: rule, response: S.Voicemail, errors: { 404: ['voicemail_not_found'] } }),
+      },
+    )
+    .get(
+      '/v1/voicemails/:voicemail_id/transcript',
+      async ({ auth, params }) => voicemailTranscriptView(await getVoicemail(deps.db, auth.account!.id, params.voicemail_id)),
+      {
+        params,
+        detail: op('getVoicemailTranscript', {
+          summary: 'Get the transcript of a voicemail',
+          description:
+            'The message as text (and as one segment spoken by the caller), with its summary and sentiment. Until transcription completes (voicemail.transcription.complete) the answer is 200 with status processing, text null and segments empty, as for call transcripts; summary and sentiment stay null until voicemail.summary.complete. 404 voicemail_not_found when the voicemail is not the account’s.',
+          tag: TAG,
+          auth: rule,
+          response: S.VoicemailTranscript,
+          errors: { 404: ['voicemail_not_found'] },
+        }),
+      },
+    )
+}

@@ -1,0 +1,39 @@
+/** Settings are read once and checked: a bad value is a ConfigError naming the setting and the value. */
+import { describe, expect, test } from 'bun:test'
+import { ConfigError, loadConfig } from './config'
+
+const bad = (env: Record<string, string>, message: RegExp) => expect(() => loadConfig(env)).toThrow(message)
+
+describe('media settings (SIP_HOST, SIP_PORT, RTP_PORT_MIN, RTP_PORT_MAX)', () => {
+  test('defaults', () => {
+    expect(loadConfig({})).toMatchObject({ sipHost: '127.0.0.1', sipPort: 5060, rtpPortMin: 20000, rtpPortMax: 29999 })
+  })
+
+  test('an IPv4 or IPv6 address for SIP_HOST; anything else is refused', () => {
+    expect(loadConfig({ SIP_HOST: '10.0.0.7' }).sipHost).toBe('10.0.0.7')
+    expect(loadConfig({ SIP_HOST: '::1' }).sipHost).toBe('::1')
+    bad({ SIP_HOST: 'pbx.example.com' }, /SIP_HOST must be an IPv4 or IPv6 address, got "pbx.example.com"/)
+    bad({ SIP_HOST: '300.1.1.1' }, /SIP_HOST must be an IPv4 or IPv6 address/)
+  })
+
+  test('the RTP range starts even and holds at least one pair', () => {
+    expect(loadConfig({ RTP_PORT_MIN: '40000', RTP_PORT_MAX: '40001' })).toMatchObject({ rtpPortMin: 40000, rtpPortMax: 40001 })
+    bad({ RTP_PORT_MIN: '40001' }, /RTP_PORT_MIN must be even/)
+    bad({ RTP_PORT_MIN: '40000', RTP_PORT_MAX: '40000' }, /RTP_PORT_MAX \(40000\) must leave room for at least one port pair/)
+    bad({ RTP_PORT_MIN: '80' }, /RTP_PORT_MIN must be an integer from 1024 to 65534, got "80"/)
+    bad({ RTP_PORT_MAX: 'lots' }, /RTP_PORT_MAX must be an integer/)
+    bad({ SIP_PORT: '70000' }, /SIP_PORT must be an integer from 0 to 65535/)
+  })
+})
+
+describe('LOG_LEVEL', () => {
+  test("one of pino's levels", () => {
+    expect(loadConfig({ LOG_LEVEL: 'debug' }).logLevel).toBe('debug')
+    expect(loadConfig({}).logLevel).toBe('info')
+    bad({ LOG_LEVEL: 'verbose' }, /LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent, got "verbose"/)
+  })
+
+  test('the errors are ConfigErrors (main.ts prints them as "configuration error: ...")', () => {
+    expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(ConfigError)
+  })
+})

@@ -1,0 +1,53 @@
+/** Phone numbers, number orders and available-number offers (sandbox range +1500555xxxx). */
+import { Body, DateTime, E164, Nullable, T } from './common'
+
+export const PHONE_NUMBER_STATUSES = ['active', 'inactive', 'pending', 'released'] as const
+export const ORDER_STATUSES = ['pending', 'complete', 'partial', 'failed'] as const
+export const ORDER_TYPES = ['order', 'disconnect'] as const
+
+const oneOf = <V extends string>(values: readonly V[], description?: string) =>
+  T.Union(values.map((v) => T.Literal(v)) as never as [ReturnType<typeof T.Literal<V>>], description ? { description } : {})
+
+export const PhoneNumberStatus = oneOf(PHONE_NUMBER_STATUSES)
+export const OrderStatus = oneOf(ORDER_STATUSES)
+export const OrderType = oneOf(ORDER_TYPES)
+
+export const PhoneNumber = T.Object({
+  id: T.String(),
+  object: T.Literal('phone_number'),
+  account: T.String(),
+  number: T.String({ description: 'E.164' }),
+  status: PhoneNumberStatus,
+  order: Nullable(T.String({ description: 'ID of the number order that brought the number in' })),
+  created_at: DateTime(),
+  updated_at: DateTime(),
+})
+
+export const PhoneNumberOrder = T.Object({
+  id: T.String(),
+  object: T.Literal('phone_number_order'),
+  status: OrderStatus,
+  order_type: OrderType,
+  phone_numbers: T.Array(T.String({ description: 'E.164' }), { description: 'the numbers of the order, in request order' }),
+  created_at: DateTime(),
+  updated_at: DateTime(),
+})
+
+export const AvailablePhoneNumber = T.Object({
+  object: T.Literal('available_phone_number'),
+  phone_number: T.String({ description: 'E.164' }),
+  area_code: T.String(),
+  npa_nxx: T.String(),
+  city: Nullable(T.String({ description: 'the city asked for, echoed as locality information' })),
+  state: Nullable(T.String()),
+  zip: Nullable(T.String()),
+  country: T.Literal('US'),
+})
+
+export const CreatePhoneNumberOrderRequest = Body({
+  phone_numbers: T.Array(E164(), {
+    minItems: 1,
+    maxItems: 100,
+    description: '1 to 100 distinct E.164 numbers; in sandbox each must be in +15005550000..+15005559999',
+  }),
+})

@@ -1,0 +1,149 @@
+/** Users (team members) of an account, and their extensions. */
+import { and, eq, ilike, inArray, or, sql } from 'drizzle-orm'
+import type { Clock } from '../../clock'
+import type { Db } from '../../db/client'
+import { pgArray, statement } from '../../db/statements'
+import { extensions, users } from '../../db/schema'
+import { isUniqueViolation } from '../../db/errors'
+import { conflict, notFound, ValidationError } from '../../errors'
+import { newId } from '../../ids'
+import { keysetPage, type PageRequest } from '../../pagination'
+import { extensionView, type ExtensionRow } from '../routing/extensions'
+
+export type UserRow = typeof users.$inferSelect
+
+export function userView(row: UserRow, expanded?: { extensions?: ExtensionRow[] }) {
+  return {
+    id: row.id,
+    object: 'user' as const,
+    account: row.accountId,
+    name: row.name,
+    email: row.email,
+    ...(expanded?.extensions ? { extensions: { object: 'list' as const, data: expanded.extensions.map(extensionView) } } : {}),
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  }
+}
+
+const emailTaken = () => conflict('Another user of this account has this email.', 'user_email_taken')
+
+async function assertEmailFree(db: Db, accountId: string, email: string, exceptId?: string) {
+  const [row] = await db
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.accountId, accountId), sql`lower(${users.email}) = lower(${email})`))
+  if (row && row.id !== exceptId) throw emailTaken()
+}
+
+export async function createUser(tx: Db, clock: Clock, accountId: string, input: { name?: string | null; email: string }): Promise<UserRow> {
+  await assertEmailFree(tx, accountId, input.email)
+  const now = clock.now()
+  const rows = await tx
+    .insert(users)
+    .values({ id: newId('user'), accountId, name: input.name ?? null, email: input.email, createdAt: now, updatedAt: now })
+    .onConflictDoNothing()
+    .returning()
+  // A concurrent create with the same email wins the unique index; report it as the conflict it is.
+  if (rows.length === 0) throw emailTaken()
+  return rows[0]!
+}
+
+export async function getUser(db: Db, accountId: string, id: string): Promise<UserRow> {
+  const [row] = await db
+    .select()
+    .from(users)
+    .where(and(eq(users.accountId, accountId), eq(users.id, id)))
+  if (!row) throw notFound('user', id)
+  return row
+}
+
+/** The user's session epoch (user tokens carry the one they were minted in; revoke_sessions bumps it), undefined when the user is gone. */
+export async function userSessionEpoch(db: Db, accountId: string, userId: string): Promise<number | undefined> {
+  const [row] = await db
+    .select({ epoch: users.sessionEpoch })
+    .from(users)
+    .where(and(eq(users.id, userId), eq(users.accountId, accountId)))
+  return row?.epoch
+}
+
+/** Which of these ids are users of the account (one fixed statement, whatever the count: every call origination asks). */
+const USERS_OF_ACCOUNT = statement<{ id: string }>('select id from users where account_id = $1 and id = any($2::text[])')
+
+export async function usersOfAccount(db: Db, accountId: string, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set()
+  const rows = await USERS_OF_ACCOUNT.rows(db, [accountId, pgArray([...new Set(ids)])])
+  return new Set(rows.map((r) => r.id))
+}
+
+export const isUserOfAccount = async (db: Db, accountId: string, id: string): Promise<boolean> => (await usersOfAccount(db, accountId, [id])).has(id)
+
+/** A referenced user (a request field) must be a user of the account: 400 validation_error naming the field otherwise. */
+export async function assertUserOfAccount(db: Db, accountId: string, id: string, field: string): Promise<void> {
+  if (!(await isUserOfAccount(db, accountId, id))) throw new ValidationError({ [field]: 'is not a user of this account' })
+}
+
+/** Escapes LIKE wildcards so a search for "50%" finds "50%" literally. */
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`)
+
+/** A user by ID alone, whatever its account: callers check the account is the caller's. */
+export async function findUserById(db: Db, id: string): Promise<UserRow | undefined> {
+  const [row] = await db.select().from(users).where(eq(users.id, id))
+  return row
+}
+
+export function listUsers(db: Db, accountId: string, filters: { search?: string }, page: PageRequest) {
+  const search = filters.search?.trim()
+  const where = search
+    ? and(eq(users.accountId, accountId), or(ilike(users.name, `%${likeEscape(search)}%`), ilike(users.email, `%${likeEscape(search)}%`)))
+    : eq(users.accountId, accountId)
+  return keysetPage<UserRow>(db, users, where, page)
+}
+
+export async function extensionsOfUsers(db: Db, accountId: string, userIds: string[]): Promise<Map<string, ExtensionRow[]>> {
+  const out = new Map<string, ExtensionRow[]>(userIds.map((id) => [id, []]))
+  if (userIds.length === 0) return out
+  const rows = await db
+    .select()
+    .from(extensions)
+    .where(and(eq(extensions.accountId, accountId), inArray(extensions.target, userIds)))
+    .orderBy(extensions.number)
+  for (const r of rows) out.get(r.target)?.push(r)
+  return out
+}
+
+export async function updateUser(tx: Db, clock: Clock, accountId: string, id: string, input: { name?: string | null; email?: string }) {
+  await getUser(tx, accountId, id)
+  if (input.email !== undefined) await assertEmailFree(tx, accountId, input.email, id)
+  const set: Partial<typeof users.$inferInsert> = { updatedAt: clock.now() }
+  if (input.name !== undefined) set.name = input.name
+  if (input.email !== undefined) set.email = input.email
+  try {
+    const [row] = await tx
+      .update(users)
+      .set(set)
+      .where(and(eq(users.accountId, accountId), eq(users.id, id)))
+      .returning()
+    return row!
+  } catch (e) {
+    if (isUniqueViolation(e)) throw emailTaken()
+    throw e
+  }
+}
+
+/** Deleting a user removes the extensions that ring that user. */
+export async function deleteUser(tx: Db, accountId: string, id: string) {
+  await getUser(tx, accountId, id)
+  await tx.delete(extensions).where(and(eq(extensions.accountId, accountId), eq(extensions.target, id)))
+  await tx.delete(users).where(and(eq(users.accountId, accountId), eq(users.id, id)))
+}
+
+export async function revokeUserSessions(tx: Db, clock: Clock, accountId: string, id: string) {
+  const now = clock.now()
+  const [row] = await tx
+    .update(users)
+    .set({ sessionEpoch: sql`${users.sessionEpoch} + 1` })
+    .where(and(eq(users.accountId, accountId), eq(users.id, id)))
+    .returning()
+  if (!row) throw notFound('user', id)
+  return { object: 'user_session_revocation' as const, user: id, revoked_at: now.toISOString() }
+}
