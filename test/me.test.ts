@@ -127,3 +127,49 @@ describe('GET /v1/me (UserProfile)', () => {
     expect((await t.call('GET', '/v1/me', { key: s.body.client_secret })).status).toBe(403)
   })
 })
+
+describe('GET /v1/me/directory (DirectoryEntry)', () => {
+  test('every other user of the account, {user, display_name} only; an unnamed user shows its id; other accounts never appear', async () => {
+    const c = await ctx()
+    const other = await ctx()
+    const me = await user(c, { email: 'self@example.com', name: 'Self' })
+    const ada = await user(c, { email: 'ada@example.com', name: 'Ada Lovelace' })
+    const anon = await user(c, { email: 'anon@example.com' })
+    await user(other, { email: 'stranger@example.com', name: 'Stranger' })
+    const tok = await token(c, me.id)
+    const r = await t.call('GET', '/v1/me/directory', { key: tok })
+    expect(r.status).toBe(200)
+    const entries = r.body.data as Array<Record<string, unknown>>
+    expect(entries).toHaveLength(2)
+    expect(entries).toContainEqual({ user: ada.id, display_name: 'Ada Lovelace' })
+    expect(entries).toContainEqual({ user: anon.id, display_name: anon.id })
+    for (const e of entries) expect(Object.keys(e).sort()).toEqual(['display_name', 'user'])
+  })
+
+  test('pages with limit and next_page_url; a bad limit is a 400 naming the field', async () => {
+    const c = await ctx()
+    const me = await user(c, { email: 'pager@example.com' })
+    const ids = new Set<string>()
+    for (let i = 0; i < 5; i++) ids.add((await user(c, { email: `p${i}@example.com`, name: `P ${i}` })).id)
+    const tok = await token(c, me.id)
+    const seen: string[] = []
+    let url: string | null = '/v1/me/directory?limit=2'
+    for (let guard = 0; url && guard < 10; guard++) {
+      const r = await t.call('GET', url, { key: tok })
+      expect(r.status).toBe(200)
+      expect(r.body.data.length).toBeLessThanOrEqual(2)
+      seen.push(...r.body.data.map((e: { user: string }) => e.user))
+      url = r.body.next_page_url ? new URL(r.body.next_page_url).pathname + new URL(r.body.next_page_url).search : null
+    }
+    expect(new Set(seen)).toEqual(ids)
+    const bad = await t.call('GET', '/v1/me/directory?limit=0', { key: tok })
+    expect(bad.status).toBe(400)
+    expect(JSON.stringify(bad.body)).toContain('limit')
+  })
+
+  test('needs a user token: a secret key is 403', async () => {
+    const c = await ctx()
+    expect((await t.call('GET', '/v1/me/directory', { key: c.key, account: c.account })).status).toBe(403)
+    expect((await t.call('GET', '/v1/me/directory')).status).toBe(401)
+  })
+})

@@ -4,7 +4,7 @@ import * as S from '../../src/schemas/accounts'
 import { CallLog, DirectionFilter } from '../../src/schemas/calls'
 import { DateBound } from '../../src/schemas/common'
 import { callLogPage } from '../../src/services/calls/call-log'
-import { extensionsOfUsers, getUser } from '../../src/services/accounts/users'
+import { directoryEntry, extensionsOfUsers, getUser, listDirectory } from '../../src/services/accounts/users'
 import type { GatewayDeps } from '../context'
 import { op, userLevel } from '../docs'
 import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
@@ -47,6 +47,25 @@ export function userProfileRoutes(deps: GatewayDeps, base: ReturnType<typeof req
           { additionalProperties: false },
         ),
         detail: op('listMyCalls', { summary: 'The signed-in user’s calls', tag: 'User Profile', auth: userLevel(), list: CallLog }),
+      },
+    )
+    .get(
+      '/v1/me/directory',
+      async ({ auth, query, listContext }) => {
+        const p = auth.principal
+        if (p.kind !== 'user_session') throw new Error('unreachable: /v1/me/directory admits user tokens only')
+        const ctx = listContext(query)
+        return listEnvelope(ctx, await listDirectory(deps.db, p.accountId, p.userId, pageRequest(ctx)), directoryEntry)
+      },
+      {
+        query: t.Object(listQuery, { additionalProperties: false }),
+        detail: op('listMyDirectory', {
+          summary: 'Every other user of the account',
+          description: 'DirectoryEntry records only (user and display_name), so that a softphone can show colleagues without reading their profiles.',
+          tag: 'User Profile',
+          auth: userLevel(),
+          list: S.DirectoryEntry,
+        }),
       },
     )
 }

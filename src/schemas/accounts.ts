@@ -197,6 +197,14 @@ export const User = T.Object({
 export const CreateUserRequest = Body({ name: T.Optional(Nullable(Text(200))), email: Email() })
 export const UpdateUserRequest = Body({ name: T.Optional(Nullable(Text(200))), email: T.Optional(Email()) })
 
+export const DirectoryEntry = T.Object(
+  {
+    user: T.String({ description: 'The user’s id.' }),
+    display_name: T.String({ description: 'The user’s name; the user’s id when the user has no name.' }),
+  },
+  { additionalProperties: false },
+)
+
 export const UserProfile = T.Object({
   id: T.String(),
   object: T.Literal('user_profile'),

@@ -1,5 +1,5 @@
 /** Users (team members) of an account, and their extensions. */
-import { and, eq, ilike, inArray, or, sql } from 'drizzle-orm'
+import { and, eq, ilike, inArray, ne, or, sql } from 'drizzle-orm'
 import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
 import { pgArray, statement } from '../../db/statements'
@@ -97,6 +97,16 @@ export function listUsers(db: Db, accountId: string, filters: { search?: string 
     ? and(eq(users.accountId, accountId), or(ilike(users.name, `%${likeEscape(search)}%`), ilike(users.email, `%${likeEscape(search)}%`)))
     : eq(users.accountId, accountId)
   return keysetPage<UserRow>(db, users, where, page)
+}
+
+/** `GET /v1/me/directory`: every other user of the account, in list order. */
+export function listDirectory(db: Db, accountId: string, selfId: string, page: PageRequest) {
+  return keysetPage<UserRow>(db, users, and(eq(users.accountId, accountId), ne(users.id, selfId)), page)
+}
+
+/** A DirectoryEntry: only these two fields (spec); an unnamed user shows its id. */
+export function directoryEntry(row: UserRow) {
+  return { user: row.id, display_name: row.name?.trim() ? row.name : row.id }
 }
 
 export async function extensionsOfUsers(db: Db, accountId: string, userIds: string[]): Promise<Map<string, ExtensionRow[]>> {
