@@ -7,6 +7,7 @@ import type { TSchema } from '@sinclair/typebox'
 import type { StableCode } from '../src/errors'
 import type { Capability } from '../src/services/platform/principal'
 import type { AuthRule } from './plugins/auth'
+import { componentsGranting } from './session-components'
 
 export interface OpDoc {
   summary: string
@@ -29,12 +30,18 @@ export function op(operationId: string, d: OpDoc) {
     summary: d.summary,
     tags: [d.tag],
     ...(d.description ? { description: d.description } : {}),
-    'x-auth': d.auth,
+    'x-auth': withSessionGrants(operationId, d.auth),
     'x-success-status': d.status ?? 200,
     'x-success-schema': d.response,
     'x-success-list': d.list,
     'x-errors': d.errors ?? {},
   } as Record<string, unknown> & { operationId: string }
+}
+
+/** The rule as declared, plus the session components that grant the operation (gateway/session-components.ts). */
+function withSessionGrants(operationId: string, rule: AuthRule): AuthRule {
+  const sessions = [...new Set([...rule.sessions, ...componentsGranting(operationId)])]
+  return { ...rule, sessions }
 }
 
 /** Secret key with no account header. */

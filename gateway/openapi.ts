@@ -8,6 +8,7 @@ import { toOpenAPISchema } from '@elysiajs/openapi'
 import { ErrorBody, ListOf } from '../src/schemas/common'
 import { STABLE_CODES } from '../src/errors'
 import type { AuthRule } from './plugins/auth'
+import { SESSION_GRANTS } from './session-components'
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' }
 
@@ -88,6 +89,7 @@ export function buildOpenApi(app: AnyElysia, baseUrl: string) {
       delete operation['x-errors']
       if (!rule) continue
       operation.security = [{ bearerAuth: [] }]
+      if (rule.sessions.length) operation['x-session-components'] = rule.sessions
       operation.description = [operation.description, credentialsText(rule)].filter(Boolean).join('\n\n')
       const parameters: any[] = (operation.parameters ?? []).filter((p: any) => !(p.in === 'query' && p.name === 'expand[]' && p.schema === undefined))
       for (const p of parameters) {
@@ -164,6 +166,7 @@ export function buildOpenApi(app: AnyElysia, baseUrl: string) {
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: baseUrl }],
+    'x-session-components': SESSION_GRANTS,
     security: [{ bearerAuth: [] }],
     tags: [...new Set(Object.values(paths).flatMap((item) => Object.values(item).flatMap((o: any) => o.tags ?? [])))].map((name) => ({
       name,

@@ -155,11 +155,12 @@ describe('GET /v1/me/directory (DirectoryEntry)', () => {
     const seen: string[] = []
     let url: string | null = '/v1/me/directory?limit=2'
     for (let guard = 0; url && guard < 10; guard++) {
-      const r = await t.call('GET', url, { key: tok })
+      const r: { status: number; body: any } = await t.call('GET', url, { key: tok })
       expect(r.status).toBe(200)
       expect(r.body.data.length).toBeLessThanOrEqual(2)
       seen.push(...r.body.data.map((e: { user: string }) => e.user))
-      url = r.body.next_page_url ? new URL(r.body.next_page_url).pathname + new URL(r.body.next_page_url).search : null
+      const next: string | null = r.body.next_page_url
+      url = next ? new URL(next).pathname + new URL(next).search : null
     }
     expect(new Set(seen)).toEqual(ids)
     const bad = await t.call('GET', '/v1/me/directory?limit=0', { key: tok })

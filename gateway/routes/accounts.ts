@@ -26,7 +26,7 @@ import { expandQuery } from '../plugins/lists'
 
 const TAG = 'Accounts'
 const params = t.Object({ account_id: Id() })
-const onboardingOrAgreement = aboutAccount('account_onboarding', 'agreement_acceptance')
+const aboutThisAccount = aboutAccount()
 
 export function accountRoutes(deps: GatewayDeps, base: ReturnType<typeof requestContext>) {
   /** The path's account: a session's own (checked by auth), or one of the key's platform in its mode. */
@@ -93,7 +93,7 @@ export function accountRoutes(deps: GatewayDeps, base: ReturnType<typeof request
       detail: op('getAccount', {
         summary: 'Get an account',
         tag: TAG,
-        auth: onboardingOrAgreement,
+        auth: aboutThisAccount,
         response: S.Account,
         errors: { 404: ['account_not_found'] },
       }),
@@ -153,7 +153,7 @@ export function accountRoutes(deps: GatewayDeps, base: ReturnType<typeof request
         detail: op('getAccountPricing', {
           summary: 'Get the latest agreed pricing',
           tag: TAG,
-          auth: onboardingOrAgreement,
+          auth: aboutThisAccount,
           response: S.AccountPricingResponse,
           errors: { 404: ['account_not_found', 'pricing_not_found'] },
         }),
@@ -190,7 +190,7 @@ export function accountRoutes(deps: GatewayDeps, base: ReturnType<typeof request
         detail: op('getAccountEffectivePricing', {
           summary: 'Get the pricing in force today',
           tag: TAG,
-          auth: onboardingOrAgreement,
+          auth: aboutThisAccount,
           response: S.EffectivePricing,
           errors: { 404: ['account_not_found'] },
         }),
@@ -205,7 +205,7 @@ export function accountRoutes(deps: GatewayDeps, base: ReturnType<typeof request
         detail: op('getAccountTos', {
           summary: 'Get the subscription agreement',
           tag: TAG,
-          auth: onboardingOrAgreement,
+          auth: aboutThisAccount,
           response: S.AccountTos,
           errors: { 404: ['account_not_found'] },
         }),
@@ -228,7 +228,7 @@ export function accountRoutes(deps: GatewayDeps, base: ReturnType<typeof request
           description:
             'Needs the agreement_acceptance capability (platform secret key, or an account session with that component). The version must be the current one (409 tos_version_stale); pricing must be agreed first (422 pricing_required). Re-accepting the same version returns the first acceptance. The ip, user agent and timestamp are taken from the request; the pricing is snapshotted.',
           tag: TAG,
-          auth: aboutAccount('agreement_acceptance'),
+          auth: aboutAccount(),
           response: S.AccountTos,
           errors: { 404: ['account_not_found'], 409: ['tos_version_stale'], 422: ['pricing_required'] },
         }),

@@ -38,7 +38,7 @@ export function eventRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCo
       detail: op('streamEvents', {
         summary: "Stream the account's call events (server-sent events)",
         tag: 'Events',
-        auth: accountLevel('call_logs'),
+        auth: accountLevel(),
         description: [
           "A `text/event-stream` of the account's call.* events as they commit, in commit order: every call.* type except call.ringing and call.emergency, which are webhook-only. Other event types are not streamed.",
           'Each message is `id: <event id>`, `event: <type>` and `data: <JSON>`, where the JSON is flat: the event\'s data fields plus `event` (the type), with no id, created_at or data wrapper, for example `{"event":"call.answered","call_id":"…","direction":"inbound",…}`.',

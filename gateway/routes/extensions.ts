@@ -10,7 +10,7 @@ import type { requestContext } from '../plugins/request-context'
 
 const TAG = 'Extensions'
 const params = t.Object({ number: Id('the extension number') })
-const rule = accountLevel('account_onboarding')
+const rule = accountLevel()
 
 export function extensionRoutes(deps: GatewayDeps, base: ReturnType<typeof requestContext>) {
   return new Elysia({ name: 'routes/extensions' })

@@ -10,7 +10,7 @@ import type { requestContext } from '../plugins/request-context'
 
 const TAG = 'Locations'
 const params = t.Object({ location_id: Id() })
-const rule = accountLevel('account_onboarding')
+const rule = accountLevel()
 
 export function locationRoutes(deps: GatewayDeps, base: ReturnType<typeof requestContext>) {
   return new Elysia({ name: 'routes/locations' })
@@ -78,7 +78,7 @@ export function locationRoutes(deps: GatewayDeps, base: ReturnType<typeof reques
         params,
         detail: op('deleteLocation', {
           summary: 'Delete a location',
-          description: 'The main location cannot be deleted (409 location_in_use).',
+          description: 'The main location, or a location with devices, cannot be deleted (409 location_in_use).',
           tag: TAG,
           auth: rule,
           response: Deleted('location'),

@@ -18,7 +18,7 @@ import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
 import type { requestContext } from '../plugins/request-context'
 
 const TAG = 'Phone Numbers'
-const rule = accountLevel('account_onboarding')
+const rule = accountLevel()
 /** Query strings need Elysia's `t` (it reads numbers from text). */
 const AvailableQuery = t.Object(
   {

@@ -11,7 +11,7 @@ import type { requestContext } from '../plugins/request-context'
 
 const TAG = 'Users'
 const params = t.Object({ user_id: Id() })
-const rule = accountLevel('account_onboarding')
+const rule = accountLevel()
 
 export function userRoutes(deps: GatewayDeps, base: ReturnType<typeof requestContext>) {
   return new Elysia({ name: 'routes/users' })

@@ -1,0 +1,57 @@
+/**
+ * What each account-session component grants: the one list of it.
+ *
+ * The spec names the components (call_logs, voicemails, account_onboarding,
+ * agreement_acceptance) and says that enabling one grants its capability
+ * (Authentication rules 4–5), but leaves the operations of each "not shown". This
+ * is our answer, read by `op(...)` (so authentication and the OpenAPI document both
+ * follow it) and published in the document as `x-session-components`:
+ *
+ *   call_logs             the call log, its recordings and transcripts, and the
+ *                         event stream that reports calls as they happen; not call
+ *                         control (a session watches, a platform key acts)
+ *   voicemails            voicemails and their transcripts (greetings join it when
+ *                         they exist)
+ *   account_onboarding    setting the account up: its record and agreement (read),
+ *                         users, extensions, locations, numbers, devices
+ *   agreement_acceptance  reading and accepting the terms of service
+ */
+import type { SessionComponent } from '../src/schemas/platform'
+
+export const SESSION_GRANTS = {
+  call_logs: ['listCallLogs', 'getCallLog', 'getCallRecording', 'getCallTranscript', 'streamEvents'],
+  voicemails: ['listVoicemails', 'getVoicemail', 'getVoicemailTranscript'],
+  account_onboarding: [
+    'getAccount',
+    'getAccountPricing',
+    'getAccountEffectivePricing',
+    'getAccountTos',
+    'listUsers',
+    'createUser',
+    'getUser',
+    'updateUser',
+    'deleteUser',
+    'listExtensions',
+    'createExtension',
+    'getExtension',
+    'updateExtension',
+    'deleteExtension',
+    'listLocations',
+    'createLocation',
+    'getLocation',
+    'updateLocation',
+    'deleteLocation',
+    'searchAvailablePhoneNumbers',
+    'listPhoneNumberOrders',
+    'createPhoneNumberOrder',
+    'getPhoneNumberOrder',
+    'listPhoneNumbers',
+    'getPhoneNumber',
+  ],
+  agreement_acceptance: ['getAccount', 'getAccountPricing', 'getAccountEffectivePricing', 'getAccountTos', 'acceptAccountTos'],
+} as const satisfies Record<SessionComponent, readonly string[]>
+
+/** The components whose sessions may call this operation. */
+export function componentsGranting(operationId: string): SessionComponent[] {
+  return (Object.keys(SESSION_GRANTS) as SessionComponent[]).filter((c) => (SESSION_GRANTS[c] as readonly string[]).includes(operationId))
+}
