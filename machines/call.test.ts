@@ -82,7 +82,8 @@ const ALLOWED_KEYS: Record<CallEmitted['type'], string[]> = {
 }
 /** keys that may be omitted (rules 4, 5, 7). Every other allowed key must be present. */
 const OPTIONAL = new Set(['from_user_id', 'to_user_id', 'location_id', 'location_name'])
-const optionalFor = (type: CallEmitted['type'], key: string) => OPTIONAL.has(key) || (key === 'user_id' && (type === 'call.answered' || type === 'call.end'))
+const optionalFor = (type: CallEmitted['type'], key: string) =>
+  OPTIONAL.has(key) || (key === 'user_id' && (type === 'call.answered' || type === 'call.end' || type === 'call.ringing'))
 
 function checkShape(e: CallEmitted) {
   const allowed = ALLOWED_KEYS[e.type]
@@ -92,7 +93,7 @@ function checkShape(e: CallEmitted) {
   for (const k of ['from_user_id', 'to_user_id']) {
     if (k in e.data) expect(typeof (e.data as unknown as Record<string, unknown>)[k]).toBe('string')
   }
-  if (e.type === 'call.answered' || e.type === 'call.end') {
+  if (e.type === 'call.answered' || e.type === 'call.end' || e.type === 'call.ringing') {
     if ('user_id' in e.data) expect(typeof e.data.user_id).toBe('string')
   }
 }
@@ -190,8 +191,17 @@ describe('call.v1 lifecycle paths', () => {
       { type: 'ANSWER', at: at(5) },
       { type: 'HANGUP', side: 'callee', at: at(35) },
     ])
-    expect(r.types).toEqual(['call.initiated', 'call.answered', 'call.end'])
+    // the far end's ring is one call.ringing without user_id; the initiator's own phone none
+    expect(r.types).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
     r.emitted.forEach(checkShape)
+    expect(r.emitted[1]!.data).toEqual({
+      call_id: 'call_2',
+      direction: 'outbound',
+      from_number: '+15559870000',
+      from_name: null,
+      to_number: '+15551230000',
+      ringing_at: at(1),
+    })
     expect(r.emitted[0]!.data).toEqual({
       call_id: 'call_2',
       direction: 'outbound',
@@ -471,6 +481,7 @@ function model(input: CallInput, events: CallMachineEvent[]) {
   let spawned = 0
   let consulted = 0
   const rung: string[] = []
+  let remoteRang = false
   const initiator = input.direction === 'inbound' ? null : (input.user_id ?? input.from_user_id ?? null)
   const end = (s: string, t: string) => {
     phase = 'ended'
@@ -481,6 +492,7 @@ function model(input: CallInput, events: CallMachineEvent[]) {
     if (Number.isNaN(Date.parse(e.at))) continue
     if (phase === 'pre') {
       if (e.type === 'RING' && e.user_id && e.user_id !== initiator && !rung.includes(e.user_id)) rung.push(e.user_id)
+      else if (e.type === 'RING' && !e.user_id && input.direction !== 'inbound' && !input.consultation) remoteRang = true
       else if (e.type === 'ANSWER' && (e.user_id ? rung.includes(e.user_id) : input.direction !== 'inbound')) {
         phase = 'connected'
         connected = true
@@ -509,7 +521,7 @@ function model(input: CallInput, events: CallMachineEvent[]) {
   else if (answeredBy) userId = answeredBy
   else if (rung.length === 1) userId = rung[0]
   else if (rung.length === 0 && input.direction === 'inbound' && input.user_id) userId = input.user_id
-  return { phase, status, connected, answeredAt, endedAt, userId, rung, spawned, consulted }
+  return { phase, status, connected, answeredAt, endedAt, userId, rung, remoteRang, spawned, consulted }
 }
 
 describe('call.v1 random scenarios obey the Call events rules', () => {
@@ -563,7 +575,10 @@ describe('call.v1 random scenarios obey the Call events rules', () => {
           }
 
           // call.ringing once per (call, user), never the initiating user, only before the answer
-          const ringUsers = r.emitted.filter((e) => e.type === 'call.ringing').map((e) => e.data.user_id as string)
+          const ringings = r.emitted.filter((e) => e.type === 'call.ringing')
+          const ringUsers = ringings.flatMap((e) => (e.data.user_id === undefined ? [] : [e.data.user_id]))
+          // and once for the far end of a call to a number, without user_id
+          expect(ringings.length - ringUsers.length).toBe(m.remoteRang ? 1 : 0)
           expect(new Set(ringUsers).size).toBe(ringUsers.length)
           expect(ringUsers).toEqual(m.rung)
           if (input.direction !== 'inbound' && input.user_id) expect(ringUsers).not.toContain(input.user_id)

@@ -106,7 +106,8 @@ export interface CallIncomingData {
 }
 export interface CallRingingData {
   call_id: string
-  user_id: string
+  /** absent when the far end rings, not a user's phone (an outbound call to a number). */
+  user_id?: string
   direction: CallDirection
   from_number: string
   from_name: string | null
@@ -190,6 +191,8 @@ export interface CallContext {
   from_name: string | null
   /** users whose devices rang (call.ringing emitted once each), in order. */
   rung_users: string[]
+  /** the far end of a call to a number rang (its call.ringing, without user_id, was emitted); absent in older snapshots. */
+  remote_rang?: boolean
   ringing_at: string | null
   answered_at: string | null
   connected_at: string | null
@@ -345,7 +348,16 @@ export const callMachine = setup({
       if (event.type !== 'RING' || !validAt(event.at) || !event.user_id) return false
       return event.user_id !== initiatingUser(context) && !context.rung_users.includes(event.user_id)
     },
-    /** a remote (non-user) ring, a duplicate ring, or the initiator's own phone: no event. */
+    /**
+     * The far end of an outbound call rings: one call.ringing without user_id (the
+     * simulator's answered sequence has it). A consultation call's events are the
+     * spec's own list (initiated, answered, transfer), so its far end rings silently.
+     */
+    remoteRing: ({ context, event }) => {
+      if (event.type !== 'RING' || !validAt(event.at) || event.user_id) return false
+      return context.input.direction !== 'inbound' && !context.input.consultation && !context.remote_rang
+    },
+    /** a repeated remote ring, a duplicate ring, or the initiator's own phone: no event. */
     silentRing: ({ context, event }) => {
       if (event.type !== 'RING' || !validAt(event.at)) return false
       return !event.user_id || event.user_id === initiatingUser(context) || context.rung_users.includes(event.user_id)
@@ -426,6 +438,27 @@ export const callMachine = setup({
                   data: {
                     call_id: context.input.call_id,
                     user_id: (event as Ev<'RING'>).user_id!,
+                    direction: context.input.direction,
+                    from_number: context.input.from_number,
+                    from_name: context.from_name,
+                    to_number: context.input.to_number,
+                    ringing_at: event.at,
+                  },
+                }),
+              },
+            ],
+          },
+          {
+            guard: 'remoteRing',
+            target: '.ringing',
+            actions: [
+              assign(({ context, event }) => ({ remote_rang: true, ringing_at: context.ringing_at ?? event.at })),
+              {
+                type: 'emit',
+                params: ({ context, event }) => ({
+                  type: 'call.ringing' as const,
+                  data: {
+                    call_id: context.input.call_id,
                     direction: context.input.direction,
                     from_number: context.input.from_number,
                     from_name: context.from_name,

@@ -147,7 +147,7 @@ describe('POST /v1/calls/{call_id} (updateCall)', () => {
     expect((await eventOf(c, id, 'call.command_succeeded')).data).toEqual({ call_id: id, command: 'transfer', command_id: r.body.id })
     const legEnd = await eventOf(c, leg, 'call.end')
     expect(legEnd.data.status).toBe('completed')
-    expect(typesOf(c, leg)).toEqual(['call.initiated', 'call.answered', 'call.end'])
+    expect(typesOf(c, leg)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
     const legLog = await t.call('GET', `/v1/calls/${leg}`, c)
     expect(legLog.body.related_call).toBe(id)
     // a transfer to a user of the account is accepted too

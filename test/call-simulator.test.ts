@@ -146,9 +146,10 @@ describe('POST /v1/test_helpers/calls', () => {
     const r = await simulate(c, { user: c.user, direction: 'outbound', to_number: '+1 (500) 555-0100', scenario: { talk_seconds: 3 } })
     expect(r.status).toBe(200)
     expect(r.body.scenario).toEqual({ outcome: 'answered', ring_seconds: 5, talk_seconds: 30, voicemail_seconds: 15, recording: true })
-    const evs = await eventsOf(c, r.body.id, 6)
+    const evs = await eventsOf(c, r.body.id, 7)
     expect(evs.map((e) => e.type)).toEqual([
       'call.initiated',
+      'call.ringing',
       'call.answered',
       'call.end',
       'recording.available',
@@ -156,7 +157,16 @@ describe('POST /v1/test_helpers/calls', () => {
       'recording.summary.complete',
     ])
     expect(evs[0].data).toMatchObject({ direction: 'outbound', from_number: c.number, user_id: c.user, from_user_id: c.user })
-    expect(evs[2].data).toMatchObject({ status: 'completed', duration_seconds: 30, user_id: c.user })
+    // the far end rings: no user's phone, so no user_id (never the caller's)
+    expect(evs[1].data).toEqual({
+      call_id: r.body.id,
+      direction: 'outbound',
+      from_number: c.number,
+      from_name: null,
+      to_number: evs[0].data.to_number,
+      ringing_at: evs[0].data.started_at,
+    })
+    expect(evs[3].data).toMatchObject({ status: 'completed', duration_seconds: 30, user_id: c.user })
   })
 
   test('+15005550101 rings 20 s, no answer; +15005550102 busy; neither recorded', async () => {
@@ -164,14 +174,16 @@ describe('POST /v1/test_helpers/calls', () => {
     const busy = await simulate(c, { user: c.user, direction: 'outbound', to_number: '15005550102' })
     expect(na.body.scenario).toMatchObject({ outcome: 'no-answer', ring_seconds: 20, recording: false })
     expect(busy.body.scenario).toMatchObject({ outcome: 'busy', recording: false })
-    const [ni, ne] = await eventsOf(c, na.body.id, 2)
+    const [ni, nr, ne] = await eventsOf(c, na.body.id, 3)
+    expect(nr.type).toBe('call.ringing')
     expect(ne.type).toBe('call.end')
     expect(ne.data).toMatchObject({ status: 'no-answer', duration_seconds: 20, answered_at: null, connected_at: null })
     expect(Date.parse(ne.data.ended_at) - Date.parse(ni.data.started_at)).toBe(20_000)
-    const [, be] = await eventsOf(c, busy.body.id, 2)
+    const [, br, be] = await eventsOf(c, busy.body.id, 3)
+    expect(br.type).toBe('call.ringing')
     expect(be.data).toMatchObject({ status: 'busy' })
     await quiescence(t, c.account, callActors(na.body.id, busy.body.id))
-    expect(c.rx.events().filter((e) => e.data?.call_id === na.body.id || e.data?.call_id === busy.body.id)).toHaveLength(4)
+    expect(c.rx.events().filter((e) => e.data?.call_id === na.body.id || e.data?.call_id === busy.body.id)).toHaveLength(6)
     const log = await t.call('GET', `/v1/calls/${busy.body.id}`, c)
     expect(log.body).toMatchObject({ status: 'busy', recording: null })
     const rec = await t.call('GET', `/v1/calls/${busy.body.id}/recording`, c)
@@ -181,26 +193,26 @@ describe('POST /v1/test_helpers/calls', () => {
 
   test('+15005550103 (answering machine) is a normal answered call; 933 also emits call.emergency', async () => {
     const am = await simulate(c, { user: c.user, direction: 'outbound', to_number: '+15005550103', scenario: { recording: false, talk_seconds: 2 } })
-    const [, , end] = await eventsOf(c, am.body.id, 3)
+    const [, , , end] = await eventsOf(c, am.body.id, 4)
     expect(end.data).toMatchObject({ status: 'completed', duration_seconds: 2 })
 
     const em = await simulate(c, { user: c.user, direction: 'outbound', to_number: '933', scenario: { recording: false, talk_seconds: 1 } })
     expect(em.status).toBe(200)
-    const evs = await eventsOf(c, em.body.id, 4)
-    expect(evs.map((e) => e.type)).toEqual(['call.initiated', 'call.emergency', 'call.answered', 'call.end'])
+    const evs = await eventsOf(c, em.body.id, 5)
+    expect(evs.map((e) => e.type)).toEqual(['call.initiated', 'call.emergency', 'call.ringing', 'call.answered', 'call.end'])
     expect(evs[1].data).toMatchObject({ call_id: em.body.id, to_number: '933', user_id: c.user, e911_provisioned: false })
     expect(evs[1].data.location_id).toBeUndefined()
   })
 
   test('+15005550104 is answered then transferred: call.transfer on the original, and the new leg runs its own events', async () => {
     const r = await simulate(c, { user: c.user, direction: 'outbound', to_number: '+15005550104', scenario: { recording: false, talk_seconds: 2 } })
-    const evs = await eventsOf(c, r.body.id, 4)
-    expect(evs.map((e) => e.type)).toEqual(['call.initiated', 'call.answered', 'call.transfer', 'call.end'])
-    const newCall = evs[2].data.related_call
-    expect(evs[2].data).toMatchObject({ transferred_by: c.user, transferred_to: expect.any(String) })
+    const evs = await eventsOf(c, r.body.id, 5)
+    expect(evs.map((e) => e.type)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.transfer', 'call.end'])
+    const newCall = evs[3].data.related_call
+    expect(evs[3].data).toMatchObject({ transferred_by: c.user, transferred_to: expect.any(String) })
     expect(newCall).toEqual(expect.any(String))
-    const leg = await eventsOf(c, newCall, 3)
-    expect(leg.map((e) => e.type)).toEqual(['call.initiated', 'call.answered', 'call.end'])
+    const leg = await eventsOf(c, newCall, 4)
+    expect(leg.map((e) => e.type)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
     await quiescence(t, c.account, callActors(r.body.id, newCall))
     const log = await t.call('GET', `/v1/calls/${newCall}`, c)
     expect(log.body).toMatchObject({ related_call: r.body.id, status: 'completed' })
@@ -253,7 +265,7 @@ describe('POST /v1/test_helpers/calls', () => {
     })
     expect(r.status).toBe(200)
     expect(r.body.scenario).toEqual({ outcome: 'answered', ring_seconds: 120, talk_seconds: 120, voicemail_seconds: 15, recording: false })
-    const [, , end] = await eventsOf(c, r.body.id, 3)
+    const [, , , end] = await eventsOf(c, r.body.id, 4)
     expect(end.data).toMatchObject({ status: 'completed', duration_seconds: 120 })
   })
 

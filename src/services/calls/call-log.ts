@@ -173,7 +173,8 @@ export type CallLogInsert = Pick<
 export interface CallLogPatch {
   id: string
   updatedAt: Date
-  firstRing?: { at: Date; userId: string }
+  /** userId is absent when the far end of a call to a number rang. */
+  firstRing?: { at: Date; userId?: string }
   answeredAt?: Date
   connectedAt?: Date
   endedAt?: Date
