@@ -12,6 +12,8 @@
  *   calls      simulated calls end to end at high clock speed on the embedded default
  *              (completed calls/s, events committed, peak in flight), and call actor
  *              density in one process (bytes per live actor); see scenarios/calls.ts
+ *   routing    route() decisions/s on one core (1,000 extensions, 100 ring groups, 50
+ *              queues, nested dial plans) and queue dispatch p99; in process, no service
  *
  * Environment:
  *   DATABASE_URL        PostgreSQL to use (default postgres://root@127.0.0.1:5432/test);
@@ -74,6 +76,11 @@ const SCENARIOS: Record<string, Scenario> = {
     description: 'simulated calls at VOICE_CLOCK_SPEED=1000: completed calls/s end to end (embedded PGlite), and live call actors per GiB of heap',
     postgres: 'optional',
     run: async (ctx) => (await import('./scenarios/calls')).run(ctx),
+  },
+  routing: {
+    description: 'route() decisions/s on one core (1,000 extensions, 100 ring groups, 50 queues, nested dial plans), and queue dispatch p99 with 1,000 waiting',
+    postgres: 'optional',
+    run: async (ctx) => (await import('./scenarios/routing')).run(ctx),
   },
 }
 
