@@ -1,0 +1,186 @@
+/**
+ * HTTP Digest (RFC 7616): the RFC's own examples for MD5 and SHA-256, and the server
+ * rules on top: signed expiring nonces, replays refused by nonce count, bounded memory.
+ */
+import { describe, expect, test } from 'bun:test'
+import fc from 'fast-check'
+import { type DigestAlgorithm, digestChallenges, digestResponse, issueNonce, NonceCounts, nonceIssuedAt, parseAuthorization, verifyDigest } from './digest'
+
+// RFC 7616 §3.9.1: user Mufasa, password "Circle of Life", GET /dir/index.html.
+const RFC = {
+  username: 'Mufasa',
+  password: 'Circle of Life',
+  realm: 'http-auth@example.org',
+  method: 'GET',
+  uri: '/dir/index.html',
+  nonce: '7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v',
+  nc: '00000001',
+  cnonce: 'f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ',
+  qop: 'auth' as const,
+}
+
+describe('RFC 7616 test vectors', () => {
+  test('MD5 response of the RFC example', () => {
+    expect(digestResponse({ ...RFC, algorithm: 'MD5' })).toBe('8ca523f5e9506fed4657c9700eebdbec')
+  })
+
+  test('SHA-256 response of the RFC example', () => {
+    expect(digestResponse({ ...RFC, algorithm: 'SHA-256' })).toBe('753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1')
+  })
+
+  test("the RFC example's Authorization header parses to its parameters", () => {
+    const header = `Digest username="Mufasa",
+       realm="http-auth@example.org",
+       uri="/dir/index.html",
+       algorithm=SHA-256,
+       nonce="7ypf/xlj9XXwfDPEoM4URrv/xwf94BcCAzFZH4GiTo0v",
+       nc=00000001,
+       cnonce="f2/wE4q74E6zIJEtWaHKaf5wv/H5QzzpXusqGemxURZJ",
+       qop=auth,
+       response="753927fa0e85d155564e2e272a28d1802ca10daf4496794697cf8db5856cb6c1",
+       opaque="FQhe/qaU925kfnzjCev0ciny7QMkPqMAFRtzCUYo5tdS"`.replace(/\n/g, '')
+    const parsed = parseAuthorization(header)
+    expect(parsed).toEqual({
+      scheme: 'digest',
+      params: expect.objectContaining({ username: 'Mufasa', algorithm: 'SHA-256', nc: '00000001', qop: 'auth', uri: '/dir/index.html' }),
+    })
+  })
+})
+
+describe('parsing Authorization', () => {
+  test('Basic decodes user and password (the password may contain colons)', () => {
+    const value = Buffer.from('phone:pa:ss').toString('base64')
+    expect(parseAuthorization(`Basic ${value}`)).toEqual({ scheme: 'basic', username: 'phone', password: 'pa:ss' })
+  })
+
+  test('quoted strings unescape backslashes; repeated parameters are refused', () => {
+    expect(parseAuthorization('Digest username="a\\"b", realm="r"')).toEqual({ scheme: 'digest', params: expect.objectContaining({ username: 'a"b' }) })
+    expect(parseAuthorization('Digest username="a", username="b"')).toBeUndefined()
+  })
+
+  test('never throws on arbitrary input', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.string(),
+          fc.string().map((s) => `Digest ${s}`),
+          fc.string().map((s) => `Basic ${s}`),
+        ),
+        (s) => {
+          parseAuthorization(s)
+        },
+      ),
+      { numRuns: 500 },
+    )
+  })
+})
+
+describe('verifying a digest', () => {
+  const key = 'server-key-for-tests'
+  const realm = 'provisioning'
+  const t0 = Date.parse('2026-01-15T12:00:00Z')
+  const ttl = 5 * 60_000
+
+  function answer(nonce: string, opts: { algorithm?: DigestAlgorithm; password?: string; nc?: string; uri?: string; username?: string } = {}) {
+    const algorithm = opts.algorithm ?? 'SHA-256'
+    const nc = opts.nc ?? '00000001'
+    const uri = opts.uri ?? '/p/001565aabbcc.cfg'
+    const username = opts.username ?? 'dev1'
+    const cnonce = 'abcdef'
+    const response = digestResponse({ algorithm, username, realm, password: opts.password ?? 'secret', method: 'GET', uri, nonce, nc, cnonce, qop: 'auth' })
+    return { username, realm, uri, algorithm, nonce, nc, cnonce, qop: 'auth', response }
+  }
+  const check = (params: Record<string, string>, counts: NonceCounts, nowMs = t0) =>
+    verifyDigest({ params, method: 'GET', uri: '/p/001565aabbcc.cfg', realm, username: 'dev1', password: 'secret', key, nowMs, nonceTtlMs: ttl, counts })
+
+  test('accepts MD5 and SHA-256 answers to our nonce', () => {
+    const counts = new NonceCounts()
+    for (const algorithm of ['MD5', 'SHA-256'] as const) {
+      expect(check(answer(issueNonce(key, realm, t0), { algorithm }), counts)).toEqual({ ok: true, username: 'dev1' })
+    }
+  })
+
+  test('refuses a wrong password, another user, another uri, a foreign nonce', () => {
+    const counts = new NonceCounts()
+    const nonce = issueNonce(key, realm, t0)
+    expect(check(answer(nonce, { password: 'nope' }), counts)).toEqual({ ok: false, reason: 'wrong_response' })
+    expect(check(answer(nonce, { username: 'dev2' }), counts)).toEqual({ ok: false, reason: 'wrong_username' })
+    expect(check(answer(nonce, { uri: '/p/other.cfg' }), counts)).toEqual({ ok: false, reason: 'wrong_uri' })
+    expect(check(answer(issueNonce('other-key', realm, t0)), counts)).toEqual({ ok: false, reason: 'bad_nonce' })
+    expect(check(answer(issueNonce(key, 'other-realm', t0)), counts)).toEqual({ ok: false, reason: 'bad_nonce' })
+  })
+
+  test('a replayed nonce count is refused; a higher count on the same nonce is accepted', () => {
+    const counts = new NonceCounts()
+    const nonce = issueNonce(key, realm, t0)
+    expect(check(answer(nonce), counts).ok).toBe(true)
+    expect(check(answer(nonce), counts)).toEqual({ ok: false, reason: 'replayed' })
+    expect(check(answer(nonce, { nc: '00000002' }), counts).ok).toBe(true)
+    expect(check(answer(nonce, { nc: '00000002' }), counts)).toEqual({ ok: false, reason: 'replayed' })
+  })
+
+  test('an expired nonce is stale (the client retries with a fresh one), even with the right password', () => {
+    const nonce = issueNonce(key, realm, t0)
+    expect(check(answer(nonce), new NonceCounts(), t0 + ttl + 1)).toEqual({ ok: false, reason: 'stale_nonce' })
+    expect(check(answer(nonce), new NonceCounts(), t0 - 1)).toEqual({ ok: false, reason: 'stale_nonce' })
+  })
+
+  test('bounded memory: an evicted nonce is stale, never replayable', () => {
+    const counts = new NonceCounts(2)
+    const first = issueNonce(key, realm, t0)
+    expect(check(answer(first), counts).ok).toBe(true)
+    for (let i = 1; i <= 2; i++) expect(check(answer(issueNonce(key, realm, t0 + i)), counts, t0 + i).ok).toBe(true)
+    expect(counts.size).toBe(2)
+    expect(check(answer(first, { nc: '00000005' }), counts, t0 + 3)).toEqual({ ok: false, reason: 'stale_nonce' })
+  })
+
+  test('property: whatever the capacity and order, a (nonce, nc) pair is never accepted twice, nor a count below one accepted', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 4 }),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 5 }), fc.integer({ min: 1, max: 6 })), { maxLength: 60 }),
+        (capacity, uses) => {
+          const counts = new NonceCounts(capacity)
+          const highest = new Map<number, number>()
+          for (const [nonce, nc] of uses) {
+            const issuedAt = nonce // nonce i issued at time i
+            const accepted = counts.isTracked(issuedAt) && counts.advance(`n${nonce}`, issuedAt, nc)
+            if (accepted) {
+              expect(nc).toBeGreaterThan(highest.get(nonce) ?? 0)
+              highest.set(nonce, nc)
+            }
+            expect(counts.size).toBeLessThanOrEqual(capacity)
+          }
+        },
+      ),
+      { numRuns: 300 },
+    )
+  })
+
+  test('pruning forgets nonces past their lifetime', () => {
+    const counts = new NonceCounts()
+    counts.advance('a', 1, 1)
+    counts.advance('b', 5, 1)
+    counts.prune(3)
+    expect(counts.size).toBe(1)
+    expect(counts.advance('b', 5, 1)).toBe(false)
+  })
+
+  test('nonces carry their issue time under the key; tampering is detected', () => {
+    const nonce = issueNonce(key, realm, t0)
+    expect(nonceIssuedAt(key, realm, nonce)).toBe(t0)
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: nonce.length - 1 }), fc.constantFrom(...'ABCDEFabcdef0123456789-_'), (i, c) => {
+        const tampered = nonce.slice(0, i) + c + nonce.slice(i + 1)
+        if (tampered !== nonce) expect(nonceIssuedAt(key, realm, tampered)).toBeUndefined()
+      }),
+      { numRuns: 200 },
+    )
+  })
+
+  test('challenges offer SHA-256 before MD5, quote the realm, and flag stale nonces', () => {
+    const [sha, md5] = digestChallenges({ realm: 'a "b"', nonce: 'n', stale: true })
+    expect(sha).toBe('Digest realm="a \\"b\\"", qop="auth", algorithm=SHA-256, nonce="n", stale=true')
+    expect(md5).toContain('algorithm=MD5')
+  })
+})

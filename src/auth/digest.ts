@@ -1,0 +1,281 @@
+/**
+ * HTTP Digest authentication (RFC 7616), server side, without storage: the nonce
+ * carries its own issue time and an HMAC under a server key, so any process holding
+ * the key can check it, and a phone or SIP endpoint may reuse it until it expires.
+ * Replays inside that window are refused by tracking each nonce's highest `nc` in a
+ * bounded map (`NonceCounts`). Pure apart from hashing and the random nonce bytes:
+ * the caller passes the time, so tests and the SIP registrar drive it alike.
+ *
+ * Supported: algorithms MD5 and SHA-256 (not the -sess variants), qop=auth only
+ * (auth-int would need the body), no `userhash`. Basic credentials are parsed here
+ * too, but whether to accept them (only over TLS) is the caller's decision.
+ */
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+
+export type DigestAlgorithm = 'MD5' | 'SHA-256'
+export const DIGEST_ALGORITHMS: readonly DigestAlgorithm[] = ['SHA-256', 'MD5']
+
+export type Authorization = { scheme: 'digest'; params: Record<string, string> } | { scheme: 'basic'; username: string; password: string } | { scheme: 'other' }
+
+/** Why a digest was refused; `stale_nonce` means: challenge again with `stale=true`, the password was right. */
+export type DigestRefusal =
+  | 'malformed'
+  | 'unsupported_algorithm'
+  | 'unsupported_qop'
+  | 'wrong_realm'
+  | 'wrong_uri'
+  | 'wrong_username'
+  | 'bad_nonce'
+  | 'stale_nonce'
+  | 'wrong_response'
+  | 'replayed'
+
+export type DigestOutcome = { ok: true; username: string } | { ok: false; reason: DigestRefusal }
+
+export function digestHash(algorithm: DigestAlgorithm, data: string): string {
+  return createHash(algorithm === 'MD5' ? 'md5' : 'sha256')
+    .update(data, 'utf8')
+    .digest('hex')
+}
+
+/** The `response` a client computes for qop=auth (RFC 7616 §3.4.1). */
+export function digestResponse(p: {
+  algorithm: DigestAlgorithm
+  username: string
+  realm: string
+  password: string
+  method: string
+  uri: string
+  nonce: string
+  nc: string
+  cnonce: string
+  qop: 'auth'
+}): string {
+  const ha1 = digestHash(p.algorithm, `${p.username}:${p.realm}:${p.password}`)
+  const ha2 = digestHash(p.algorithm, `${p.method}:${p.uri}`)
+  return digestHash(p.algorithm, `${ha1}:${p.nonce}:${p.nc}:${p.cnonce}:${p.qop}:${ha2}`)
+}
+
+/**
+ * Parses an `Authorization` header value. Returns undefined when it cannot be read at
+ * all (so the caller answers as if nothing was sent: another challenge).
+ */
+export function parseAuthorization(header: string | null | undefined): Authorization | undefined {
+  if (!header) return undefined
+  const m = /^\s*([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?:\s+([\s\S]*))?$/.exec(header)
+  if (!m) return undefined
+  const scheme = m[1]!.toLowerCase()
+  const rest = (m[2] ?? '').trim()
+  if (scheme === 'basic') {
+    if (!/^[A-Za-z0-9+/]+=*$/.test(rest)) return undefined
+    const decoded = Buffer.from(rest, 'base64').toString('utf8')
+    const colon = decoded.indexOf(':')
+    if (colon < 0) return undefined
+    return { scheme: 'basic', username: decoded.slice(0, colon), password: decoded.slice(colon + 1) }
+  }
+  if (scheme !== 'digest') return { scheme: 'other' }
+  const params = parseAuthParams(rest)
+  return params ? { scheme: 'digest', params } : undefined
+}
+
+/** `name=token` or `name="quoted \"string\""`, comma separated; undefined when malformed or a name repeats. */
+function parseAuthParams(input: string): Record<string, string> | undefined {
+  const params: Record<string, string> = Object.create(null)
+  let i = 0
+  const skipSpace = () => {
+    while (i < input.length && (input[i] === ' ' || input[i] === '\t')) i++
+  }
+  while (i < input.length) {
+    skipSpace()
+    if (input[i] === ',') {
+      i++
+      continue
+    }
+    const name = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+/.exec(input.slice(i))?.[0]
+    if (!name) return undefined
+    i += name.length
+    skipSpace()
+    if (input[i] !== '=') return undefined
+    i++
+    skipSpace()
+    let value = ''
+    if (input[i] === '"') {
+      i++
+      let closed = false
+      while (i < input.length) {
+        const c = input[i]!
+        if (c === '\\' && i + 1 < input.length) {
+          value += input[i + 1]
+          i += 2
+        } else if (c === '"') {
+          i++
+          closed = true
+          break
+        } else {
+          value += c
+          i++
+        }
+      }
+      if (!closed) return undefined
+    } else {
+      const token = /^[A-Za-z0-9!#$%&'*+.^_`|~/=-]+/.exec(input.slice(i))?.[0]
+      if (!token) return undefined
+      value = token
+      i += token.length
+    }
+    const key = name.toLowerCase()
+    if (key in params) return undefined
+    params[key] = value
+    skipSpace()
+    if (i < input.length && input[i] !== ',') return undefined
+  }
+  return params
+}
+
+/** A quoted-string for a challenge: backslash-escape `"` and `\` (RFC 9110 §5.6.4). */
+function quote(value: string): string {
+  return `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`
+}
+
+/** One `WWW-Authenticate` value per algorithm, SHA-256 first: RFC 7616 §3.7 asks for the preferred one first. */
+export function digestChallenges(p: { realm: string; nonce: string; stale?: boolean; algorithms?: readonly DigestAlgorithm[] }): string[] {
+  return (p.algorithms ?? DIGEST_ALGORITHMS).map(
+    (algorithm) => `Digest realm=${quote(p.realm)}, qop="auth", algorithm=${algorithm}, nonce=${quote(p.nonce)}${p.stale ? ', stale=true' : ''}`,
+  )
+}
+
+// ---- Nonces: issue time, random, and an HMAC of both under the server key ----
+
+const NONCE_MAC_BYTES = 16
+
+function nonceMac(key: string | Uint8Array, realm: string, body: Buffer): Buffer {
+  return createHmac('sha256', key).update(realm).update('\0').update(body).digest().subarray(0, NONCE_MAC_BYTES)
+}
+
+/** A fresh nonce for `realm`, valid from `nowMs`; `random` is injectable for tests. */
+export function issueNonce(key: string | Uint8Array, realm: string, nowMs: number, random: Uint8Array = randomBytes(12)): string {
+  const body = Buffer.alloc(8 + random.length)
+  body.writeBigUInt64BE(BigInt(Math.max(0, Math.floor(nowMs))))
+  body.set(random, 8)
+  return Buffer.concat([body, nonceMac(key, realm, body)]).toString('base64url')
+}
+
+/** The nonce's issue time if it was signed by `key` for `realm`, else undefined. */
+export function nonceIssuedAt(key: string | Uint8Array, realm: string, nonce: string): number | undefined {
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(nonce)) return undefined
+  const raw = Buffer.from(nonce, 'base64url')
+  if (raw.length <= 8 + NONCE_MAC_BYTES) return undefined
+  const body = raw.subarray(0, raw.length - NONCE_MAC_BYTES)
+  const given = raw.subarray(raw.length - NONCE_MAC_BYTES)
+  if (!timingSafeEqual(given, nonceMac(key, realm, body))) return undefined
+  return Number(body.readBigUInt64BE(0))
+}
+
+/**
+ * The highest `nc` seen per nonce, in a map bounded to `capacity` entries. Evicting
+ * an entry would let its nonce be replayed, so eviction raises a floor instead: a
+ * nonce issued at or before the newest evicted one counts as stale, and the client
+ * simply gets a fresh nonce. Memory stays bounded and no replay slips through.
+ */
+export class NonceCounts {
+  private readonly seen = new Map<string, { issuedAt: number; nc: number }>()
+  private floor = Number.NEGATIVE_INFINITY
+
+  constructor(readonly capacity = 10_000) {}
+
+  /** False when this nonce was evicted (treat as stale). */
+  isTracked(issuedAt: number): boolean {
+    return issuedAt > this.floor
+  }
+
+  /** Records `nc` for the nonce; false if it is not above the last one seen (a replay). */
+  advance(nonce: string, issuedAt: number, nc: number): boolean {
+    const last = this.seen.get(nonce)
+    if (last && nc <= last.nc) return false
+    this.seen.delete(nonce)
+    this.seen.set(nonce, { issuedAt, nc })
+    while (this.seen.size > this.capacity) {
+      const oldest = this.seen.keys().next().value as string
+      this.floor = Math.max(this.floor, this.seen.get(oldest)!.issuedAt)
+      this.seen.delete(oldest)
+    }
+    return true
+  }
+
+  /**
+   * Forget nonces issued before `cutoff` (refused as stale by their age anyway). Walks
+   * from the least recently used and stops at the first younger one, so it costs what
+   * it removes; an old nonce left behind a younger one goes at the next eviction.
+   */
+  prune(cutoff: number): void {
+    for (const [nonce, entry] of this.seen) {
+      if (entry.issuedAt >= cutoff) return
+      // Raising the floor keeps a pruned nonce refused even if the clock steps back.
+      this.floor = Math.max(this.floor, entry.issuedAt)
+      this.seen.delete(nonce)
+    }
+  }
+
+  get size(): number {
+    return this.seen.size
+  }
+}
+
+export interface DigestCheck {
+  params: Record<string, string>
+  method: string
+  /** The request target as sent (path and query): the digest's `uri` must name it. */
+  uri: string
+  realm: string
+  /** The expected username; the password of that user. */
+  username: string
+  password: string
+  key: string | Uint8Array
+  nowMs: number
+  nonceTtlMs: number
+  counts: NonceCounts
+}
+
+/**
+ * Checks a digest `Authorization` against the expected user. The order matters: the
+ * response is checked before the nonce count is recorded, so a forger cannot burn a
+ * legitimate client's counter.
+ */
+export function verifyDigest(c: DigestCheck): DigestOutcome {
+  const p = c.params
+  const { username, nonce, response, cnonce, nc, qop, uri } = p
+  if (!username || !nonce || !response || uri === undefined || !cnonce || !nc || !qop || p.realm === undefined) return refuse('malformed')
+  const algorithm = parseAlgorithm(p.algorithm)
+  if (!algorithm) return refuse('unsupported_algorithm')
+  if (qop !== 'auth') return refuse('unsupported_qop')
+  if (p.userhash !== undefined && p.userhash.toLowerCase() !== 'false') return refuse('malformed')
+  if (!/^[0-9a-fA-F]{8}$/.test(nc)) return refuse('malformed')
+  if (p.realm !== c.realm) return refuse('wrong_realm')
+  if (uri !== c.uri) return refuse('wrong_uri')
+  const issuedAt = nonceIssuedAt(c.key, c.realm, nonce)
+  if (issuedAt === undefined) return refuse('bad_nonce')
+  const expected = digestResponse({ algorithm, username, realm: c.realm, password: c.password, method: c.method, uri, nonce, nc, cnonce, qop })
+  const responseOk = safeEqualText(response.toLowerCase(), expected)
+  // Same work whether the username or the password is wrong: neither says which.
+  if (!safeEqualText(username, c.username) || !responseOk) return refuse(safeEqualText(username, c.username) ? 'wrong_response' : 'wrong_username')
+  if (issuedAt > c.nowMs || c.nowMs - issuedAt > c.nonceTtlMs || !c.counts.isTracked(issuedAt)) return refuse('stale_nonce')
+  if (!c.counts.advance(nonce, issuedAt, Number.parseInt(nc, 16))) return refuse('replayed')
+  return { ok: true, username }
+}
+
+function parseAlgorithm(value: string | undefined): DigestAlgorithm | undefined {
+  if (value === undefined) return 'MD5' // RFC 7616 §3.3: absent means MD5
+  const upper = value.toUpperCase()
+  return upper === 'MD5' || upper === 'SHA-256' ? upper : undefined
+}
+
+function refuse(reason: DigestRefusal): DigestOutcome {
+  return { ok: false, reason }
+}
+
+/** Constant-time for equal lengths; lengths are not secret here (hex digests, usernames). */
+export function safeEqualText(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8')
+  const y = Buffer.from(b, 'utf8')
+  return x.length === y.length && timingSafeEqual(x, y)
+}
