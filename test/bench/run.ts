@@ -7,11 +7,13 @@
  * entry in SCENARIOS below.
  *
  *   api        GET and POST /v1/users vs a bare Bun.serve baseline (PostgreSQL only)
- *   webhooks   20,000 events end to end, commit to receipt, on the embedded PGlite
- *              and on PostgreSQL (see scenarios/webhooks.ts for its own settings)
- *   calls      simulated calls end to end at high clock speed on the embedded default
- *              (completed calls/s, events committed, peak in flight), and call actor
- *              density in one process (bytes per live actor); see scenarios/calls.ts
+ *   webhooks   20,000 events end to end, commit to receipt, on the embedded default
+ *              (its own PostgreSQL server), on PGlite and on PostgreSQL, through the
+ *              HTTP API and delivery alone (see scenarios/webhooks.ts for its settings)
+ *   calls      simulated calls end to end at high clock speed on the embedded default,
+ *              on PGlite and on PostgreSQL (completed calls/s, events committed, peak
+ *              in flight, service CPU per call), hang-up command latency, and call
+ *              actor density in one process (bytes per live actor); scenarios/calls.ts
  *   routing    route() decisions/s on one core (1,000 extensions, 100 ring groups, 50
  *              queues, nested dial plans) and queue dispatch p99; in process, no service
  *
