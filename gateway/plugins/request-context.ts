@@ -15,6 +15,7 @@ import { createAuthenticator, type AuthContext } from './auth'
 import type { ListContext } from './lists'
 import { createMutator, IDEMPOTENCY_KEY_MAX, type MutationContext, type MutationResult } from './mutation'
 import { createRateLimiter } from './rate-limit'
+import { strictQueryProblems } from '../strict-query'
 import { jsonNestsDeeperThan, nulFields } from '../validation'
 
 /** Deepest nesting a JSON body may have: far beyond any request schema. */
@@ -99,9 +100,12 @@ export function requestContext(deps: GatewayDeps, table: RouteTable) {
       if (idempotencyKey !== undefined && (idempotencyKey.length === 0 || idempotencyKey.length > IDEMPOTENCY_KEY_MAX)) {
         throw new ValidationError({ 'Idempotency-Key': `must be 1 to ${IDEMPOTENCY_KEY_MAX} characters` })
       }
+      const url = new URL(c.request.url)
+      const queryProblems = route ? strictQueryProblems(url.searchParams, route.schemas.query) : {}
+      if (Object.keys(queryProblems).length > 0) throw new ValidationError(queryProblems)
       const nul = { ...nulFields(c.params ?? {}), ...nulFields(c.query ?? {}), ...nulFields(c.body) }
       if (Object.keys(nul).length > 0) throw new ValidationError(nul)
-      const path = new URL(c.request.url).pathname
+      const path = url.pathname
 
       return {
         requestId,
