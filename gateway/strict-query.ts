@@ -11,7 +11,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import type { FieldDetails } from '../src/errors'
 
-type S = TSchema & Record<string, any>
+type S = TSchema & Record<string, unknown>
 
 const DECIMAL_INTEGER = /^-?(0|[1-9]\d*)$/
 const DECIMAL_NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?$/
