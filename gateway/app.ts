@@ -14,6 +14,10 @@ import { auditLogRoutes } from './routes/audit-logs'
 import { callRoutes } from './routes/calls'
 import { downloadRoutes } from './routes/downloads'
 import { eventRoutes } from './routes/events'
+import { buttonTemplateRoutes } from './routes/button-templates'
+import { dectBaseRoutes } from './routes/dect-bases'
+import { deskphoneRoutes } from './routes/deskphones'
+import { deviceRoutes } from './routes/devices'
 import { extensionRoutes } from './routes/extensions'
 import { locationRoutes } from './routes/locations'
 import { operatorRoutes } from './routes/operator'
@@ -45,6 +49,10 @@ export function createApp(deps: GatewayDeps) {
     .use(testHelperRoutes(deps, base))
     .use(callRoutes(deps, base))
     .use(voicemailRoutes(deps, base))
+    .use(deviceRoutes(deps, base))
+    .use(deskphoneRoutes(deps, base))
+    .use(dectBaseRoutes(deps, base))
+    .use(buttonTemplateRoutes(deps, base))
     .use(downloadRoutes(deps))
 
   let openapi: string | undefined

@@ -28,6 +28,22 @@ export const ID_PREFIX = {
   voicemail: 'vm',
   listener: 'lst',
   command: 'cmd',
+  device: 'dev',
+  deviceLine: 'line',
+  deviceUser: 'dusr',
+  buttonTemplate: 'btpl',
+  templateButton: 'btn',
+  buttonOverride: 'bovr',
+  provisioningEvent: 'pev',
+  ringGroup: 'rg',
+  ringGroupMember: 'rgm',
+  schedule: 'sch',
+  dialPlan: 'dp',
+  sharedVoicemailBox: 'svb',
+  voiceApp: 'va',
+  aiAgent: 'aia',
+  queue: 'que',
+  queueMember: 'qm',
 } as const
 
 export type IdKind = keyof typeof ID_PREFIX

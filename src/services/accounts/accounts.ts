@@ -4,7 +4,7 @@
  */
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Db } from '../../db/client'
-import { accounts, locations, platforms, users } from '../../db/schema'
+import { accounts, buttonTemplates, deviceUsers, locations, platforms, users } from '../../db/schema'
 import { forbidden, notFound, ValidationError, type FieldDetails } from '../../errors'
 import { newId } from '../../ids'
 import { keysetPage, type PageRequest } from '../../pagination'
@@ -143,19 +143,28 @@ export async function updateAccount(tx: Db, deps: Deps, account: AccountRow, inp
       else set.mainLocation = input.main_location
     }
   }
-  // Phone numbers, audio clips and button templates are not yet resources of this
-  // service, so no ID can name one of the account's: only clearing is possible.
+  // Phone numbers and audio clips are not yet resources of this service, so no ID
+  // can name one of the account's: only clearing is possible.
   for (const [field, column] of [
     ['default_outbound_did', 'defaultOutboundDid'],
     ['hold_music_clip', 'holdMusicClip'],
-    ['default_button_template', 'defaultButtonTemplate'],
   ] as const) {
     const value = input[field]
     if (value === undefined) continue
     if (value === null) set[column] = null
-    else
-      details[field] =
-        `is not a ${field === 'default_outbound_did' ? 'phone number' : field === 'hold_music_clip' ? 'audio clip' : 'button template'} of this account`
+    else details[field] = `is not a ${field === 'default_outbound_did' ? 'phone number' : 'audio clip'} of this account`
+  }
+  if (input.default_button_template !== undefined) {
+    const id = input.default_button_template
+    const [tpl] =
+      id === null
+        ? [null]
+        : await tx
+            .select({ id: buttonTemplates.id })
+            .from(buttonTemplates)
+            .where(and(eq(buttonTemplates.id, id), eq(buttonTemplates.accountId, account.id)))
+    if (tpl === undefined) details.default_button_template = 'is not a button template of this account'
+    else set.defaultButtonTemplate = id
   }
   if (input.billing_address !== undefined) {
     set.billingAddress = input.billing_address === null ? null : await geocodeOrThrow(deps, 'billing_address', input.billing_address)
@@ -175,7 +184,7 @@ export async function deleteAccount(tx: Db, id: string): Promise<void> {
 /**
  * Onboarding is complete when: a business profile with a location exists, a team
  * member exists, an active number with E911 exists, and a device is assigned to a
- * user. Numbers and devices are later slices: until they exist the last two are false.
+ * user. Numbers are a later slice: until E911 provisioning exists that check is false.
  */
 export interface OnboardingChecks {
   business_profile: boolean
@@ -201,13 +210,15 @@ export async function accountExtras(db: Db, rows: AccountRow[]): Promise<Map<str
   const acceptedAt = new Map(accepted.map((a) => [a.accountId, a.acceptedAt]))
   const withMembers = await db.selectDistinct({ accountId: users.accountId }).from(users).where(inArray(users.accountId, ids))
   const hasMember = new Set(withMembers.map((m) => m.accountId))
+  const withAssigned = await db.selectDistinct({ accountId: deviceUsers.accountId }).from(deviceUsers).where(inArray(deviceUsers.accountId, ids))
+  const hasAssignedDevice = new Set(withAssigned.map((m) => m.accountId))
   for (const row of rows) {
     out.set(row.id, {
       onboarding: {
         business_profile: row.name !== null && row.mainLocation !== null,
         team_member: hasMember.has(row.id),
         e911_number: false,
-        device_assigned: false,
+        device_assigned: hasAssignedDevice.has(row.id),
       },
       tosAcceptedAt: acceptedAt.get(row.id) ?? null,
     })

@@ -1,7 +1,7 @@
 /** Locations of an account: physical sites, the main one used for tax and as a fallback. */
 import { and, eq } from 'drizzle-orm'
 import type { Db } from '../../db/client'
-import { accounts, locations } from '../../db/schema'
+import { accounts, devices, locations } from '../../db/schema'
 import { conflict, notFound } from '../../errors'
 import { newId } from '../../ids'
 import { keysetPage, type PageRequest } from '../../pagination'
@@ -83,5 +83,12 @@ export async function deleteLocation(tx: Db, accountId: string, id: string) {
   if (await isMainLocation(tx, accountId, id)) {
     throw conflict('The main location cannot be deleted; make another location the main one first.', 'location_in_use')
   }
+  // Devices keep a location for E911 dispatch; deleting it under them would leave them without one.
+  const [device] = await tx
+    .select({ id: devices.id })
+    .from(devices)
+    .where(and(eq(devices.accountId, accountId), eq(devices.locationId, id)))
+    .limit(1)
+  if (device) throw conflict('Devices are placed at this location; move or delete them first.', 'location_in_use')
   await tx.delete(locations).where(and(eq(locations.accountId, accountId), eq(locations.id, id)))
 }
