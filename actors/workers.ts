@@ -5,8 +5,9 @@
  *  - placed (NATS_URL): this worker holds shard leases in JetStream KV and serves the
  *    actors of its shards, one ActorHost per shard, each fenced at the shard's database
  *    epoch; gateways reach actors through NatsActorClient, whichever worker runs them.
- * Both run the same kinds (`actorKinds`): today the call actor and the simulator's
- * follow-up actor. A new actor-backed resource adds its kind there.
+ * Both run the same kinds (`actorKinds`): today the call actor, the simulator's
+ * follow-up actor and the presence actor (one per user). A new actor-backed
+ * resource adds its kind there.
  */
 import { connect, type NatsConnection } from 'nats'
 import type { Clock } from '../src/clock'
@@ -15,6 +16,8 @@ import type { Logger } from '../src/logger'
 import { createCallKind } from './calls/call-actor'
 import { createSimKind, type SimKindOptions } from './calls/follow-up-actor'
 import { planConsultation, planFollowUps, planTransferLeg } from './calls/simulation'
+import { createDeviceKind } from './devices/device-actor'
+import { createPresenceKind } from './presence/presence-actor'
 import { ShardLeases } from './placement/leases'
 import { NatsActorClient } from './placement/nats-client'
 import { SUBJECT_PREFIX } from './placement/wire'
@@ -44,7 +47,8 @@ export function actorKinds(deps: WorkerDeps): ActorKind[] {
     onEnded: (end, c) => planFollowUps(end, c),
   })
   const sim = createSimKind({ clock: deps.clock, storage: deps.storage, audio: deps.audio })
-  return [call.kind, sim.kind] as never
+  const device = createDeviceKind({ clock: deps.clock })
+  return [call.kind, sim.kind, createPresenceKind().kind, device.kind] as never
 }
 
 const hostEvents = (log: Logger) => (e: HostEvent) => {

@@ -13,6 +13,8 @@ import { accountRoutes } from './routes/accounts'
 import { auditLogRoutes } from './routes/audit-logs'
 import { callRoutes } from './routes/calls'
 import { downloadRoutes } from './routes/downloads'
+import { provisioningRoutes } from './routes/provisioning'
+import { presenceRoutes } from './routes/presence'
 import { eventRoutes } from './routes/events'
 import { buttonTemplateRoutes } from './routes/button-templates'
 import { dectBaseRoutes } from './routes/dect-bases'
@@ -53,7 +55,9 @@ export function createApp(deps: GatewayDeps) {
     .use(deskphoneRoutes(deps, base))
     .use(dectBaseRoutes(deps, base))
     .use(buttonTemplateRoutes(deps, base))
+    .use(presenceRoutes(deps, base))
     .use(downloadRoutes(deps))
+    .use(provisioningRoutes(deps))
 
   let openapi: string | undefined
   app.get('/v1/openapi.json', ({ set }) => {

@@ -33,6 +33,8 @@ export interface GatewayDeps extends Deps {
   storage: BlobStorage
   /** Signs and verifies download URLs (src/storage/download-urls). */
   downloadKey: string
+  /** Phones' configuration files (media/provisioning, mounted at /provisioning/); absent: not served here. */
+  provisioning?: (request: Request, clientAddress: string | null) => Promise<Response>
   /** Roles of this process that must be ready before /readyz answers 200. */
   readiness: () => Promise<boolean>
 }

@@ -3,6 +3,7 @@
  * bootstrap platform, and the roles of this process. main.ts and the tests both
  * start the service through here.
  */
+import { createHmac } from 'node:crypto'
 import { systemClock, type Clock } from './clock'
 import type { Config } from './config'
 import { openDatabase, type Database } from './db/client'
@@ -22,6 +23,9 @@ import { httpWebhookTransport } from './events/webhook-transport'
 import { createApp, type App } from '../gateway/app'
 import { MAX_BODY_BYTES } from '../gateway/plugins/request-context'
 import { embeddedWorkers, placedWorkers, type ActorWorkers } from '../actors/workers'
+import { durableActorMessages } from '../actors/runtime/commands'
+import { provisioningDirectory } from '../media/provisioning/directory'
+import { provisioningHandler } from '../media/provisioning/http'
 import { simulatedRecordingWav, type PauseInterval } from '../media/simulated-audio'
 import { WAV_CONTENT_TYPE } from '../media/wav'
 import { createStorage } from './storage/create-storage'
@@ -129,7 +133,11 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
       leaseMs: config.shardLeaseMs,
     })
   } else if (worker) actors = embeddedWorkers(actorDeps)
+  const actorMessages = durableActorMessages(clock)
+  const provisioning = phoneProvisioning({ db: database.db, config, clock, actorMessages, nonceKey: secrets.sessionKey })
   const app = createApp({
+    actorMessages,
+    provisioning,
     db: database.db,
     database,
     clock,
@@ -192,5 +200,31 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
       await bus.close()
       await database.close()
     },
+  }
+}
+
+/**
+ * Phones' configuration files (media/provisioning) on the database: the handler
+ * authenticates a phone with its own credentials and its fetches become messages to
+ * its device actor. Nonces are signed with a key derived from the session key, so
+ * every process of the deployment accepts the others' challenges.
+ */
+function phoneProvisioning(o: {
+  db: Database['db']
+  config: Config
+  clock: Clock
+  actorMessages: ReturnType<typeof durableActorMessages>
+  nonceKey: Uint8Array
+}): (request: Request, clientAddress: string | null) => Promise<Response> {
+  const addresses = new WeakMap<Request, string | null>()
+  const handle = provisioningHandler({
+    ...provisioningDirectory({ db: o.db, config: o.config, actorMessages: o.actorMessages }),
+    clock: o.clock,
+    nonceKey: createHmac('sha256', o.nonceKey).update('provisioning digest nonces').digest(),
+    clientAddress: (request) => addresses.get(request) ?? null,
+  })
+  return (request, clientAddress) => {
+    addresses.set(request, clientAddress)
+    return handle(request)
   }
 }

@@ -10,6 +10,8 @@
  *  - call.end    → the follow-up actors the owner asks for (recording, voicemail);
  *  - a warm transfer's consultation call, on its call.transfer, tells the held
  *    primary call to resume;
+ *  - presence → the users the call puts on a call or releases (actors/presence/call-presence)
+ *    get CALL_STARTED / CALL_ENDED in their presence actor, created with the step if new;
  *  - commands (call control, actors/calls/messages) → admitted by the machine,
  *    their outcome event committed with the machine events they caused.
  */
@@ -30,6 +32,8 @@ import {
 import type { NewEvent } from '../../src/events/outbox'
 import type { SpawnOptions } from '../runtime/client'
 import { defineActorKind, type ActorSpawn, type Effects } from '../runtime/kinds'
+import { callPresenceChanges } from '../presence/call-presence'
+import { PRESENCE_KIND, presenceMessages } from '../presence/messages'
 import { CALL_KIND, CALL_MACHINES, type CallActorInput, type CallCommandMessage } from './messages'
 
 export interface CallKindOptions {
@@ -163,6 +167,12 @@ export function createCallKind(opts: CallKindOptions) {
           else fx.batch(LISTENERS_END, p.listenersEnd)
         }
         if (params.type === 'call.end') for (const a of opts.onEnded?.(params.data, c) ?? []) fx.spawnActor(a.kind, a.id, a.input, a.opts)
+        // The users this event puts on the call or releases: spawn (carrying the change) and tell, as presence actors are created lazily.
+        for (const p of callPresenceChanges(params, c)) {
+          const m = presenceMessages(p.user_id, { type: p.type, call_id: p.call_id }, p.at)
+          fx.spawnActor(PRESENCE_KIND, p.user_id, m.input)
+          fx.tell(PRESENCE_KIND, p.user_id, m.event)
+        }
         if (params.type === 'call.transfer' && input.consultation?.related_call) {
           // A completed warm transfer: the held primary call resumes, now with the transfer target.
           fx.tell(CALL_KIND, input.consultation.related_call, { type: 'RESUME', at: params.data.transferred_at })

@@ -23,6 +23,7 @@ import { and, eq } from 'drizzle-orm'
 import type { AnyMachineSnapshot, AnyStateMachine, EventObject } from 'xstate'
 import type { Clock } from '../../src/clock'
 import type { Db } from '../../src/db/client'
+import type { ActorMessages } from '../../src/services/deps'
 import { actorSnapshots } from '../../src/db/schema'
 import { scheduleTimer, type TimerRow } from '../../src/scheduler/durable-timers'
 import { ActorError, type ActorState, type ScheduleRequest, type SpawnOptions } from './client'
@@ -82,6 +83,17 @@ export function sendCommand(tx: Db, clock: Clock, kind: string, id: string, comm
 /** Writes the creation of an actor in the caller's transaction (an id that turns out taken keeps its actor); see sendCommand. */
 export function spawnInTx(tx: Db, clock: Clock, kind: string, id: string, input: unknown, opts?: SpawnOptions): Promise<TimerRow> {
   return write(tx, clock, kind, id, durableMessage.spawn(input, opts))
+}
+
+/** Durable spawns and tells for services (src/services/deps: ActorMessages), on the same rows as the above. */
+export function durableActorMessages(clock: Clock): ActorMessages {
+  return {
+    spawn: async (tx, kind, id, input) => void (await spawnInTx(tx, clock, kind, id, input)),
+    tell: async (tx, kind, id, event, name) => {
+      const message = durableMessage.tell(event)
+      await write(tx, clock, kind, id, name ? { ...message, name } : message)
+    },
+  }
 }
 
 /** The actor's persisted state (its last committed step), or undefined when it does not exist. */

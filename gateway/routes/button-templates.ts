@@ -139,7 +139,7 @@ export function buttonTemplateRoutes(deps: GatewayDeps, base: ReturnType<typeof 
       '/v1/button_templates/:id/buttons',
       ({ auth, params, body, mutate }) =>
         mutate(async (tx) => {
-          const row = await createButton(tx, deps.clock, auth.account!.id, params.id, body)
+          const row = await createButton(tx, deps, auth.account!.id, params.id, body)
           return { resource: params.id, body: buttonView(row) }
         }),
       {
@@ -160,7 +160,7 @@ export function buttonTemplateRoutes(deps: GatewayDeps, base: ReturnType<typeof 
       '/v1/button_templates/:id/buttons/:button_id',
       ({ auth, params, body, mutate }) =>
         mutate(async (tx) => {
-          const row = await updateButton(tx, deps.clock, auth.account!.id, params.id, params.button_id, body)
+          const row = await updateButton(tx, deps, auth.account!.id, params.id, params.button_id, body)
           return { resource: params.id, body: buttonView(row) }
         }),
       {
@@ -179,7 +179,7 @@ export function buttonTemplateRoutes(deps: GatewayDeps, base: ReturnType<typeof 
       '/v1/button_templates/:id/buttons/:button_id',
       ({ auth, params, mutate }) =>
         mutate(async (tx) => {
-          await deleteButton(tx, deps.clock, auth.account!.id, params.id, params.button_id)
+          await deleteButton(tx, deps, auth.account!.id, params.id, params.button_id)
           return { resource: params.id, body: { id: params.button_id, object: 'button', deleted: true } }
         }),
       {

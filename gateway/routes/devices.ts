@@ -218,7 +218,7 @@ export function deviceRoutes(deps: GatewayDeps, base: ReturnType<typeof requestC
       ({ auth, params, body, mutate }) =>
         mutate(async (tx) => {
           const device = await getDevice(tx, auth.account!.id, params.id)
-          const row = await putOverride(tx, deps.clock, device, body)
+          const row = await putOverride(tx, deps, device, body)
           return { resource: device.id, body: overrideView(row) }
         }),
       {
@@ -239,7 +239,7 @@ export function deviceRoutes(deps: GatewayDeps, base: ReturnType<typeof requestC
       '/v1/devices/:id/button_overrides/:override_id',
       ({ auth, params, mutate }) =>
         mutate(async (tx) => {
-          await deleteOverride(tx, deps.clock, auth.account!.id, params.id, params.override_id)
+          await deleteOverride(tx, deps, auth.account!.id, params.id, params.override_id)
           return { resource: params.id, body: { id: params.override_id, object: 'button_override', deleted: true } }
         }),
       {

@@ -1,10 +1,24 @@
 /** The spec's "User Profile" group: user-token routes about the signed-in user (/v1/me...). */
 import { Elysia, t } from 'elysia'
+import {
+  admitPresence,
+  COMMAND_MESSAGE,
+  PRESENCE_KIND,
+  type PresenceCommandMessage,
+  presenceStatusOf,
+  readActorState,
+  sendCommand,
+  spawnInTx,
+  type TimerRow,
+} from '../../actors/client'
+import { ValidationError } from '../../src/errors'
+import { newId } from '../../src/ids'
 import * as S from '../../src/schemas/accounts'
 import { CallLog, DirectionFilter } from '../../src/schemas/calls'
 import { DateBound } from '../../src/schemas/common'
 import { callLogPage } from '../../src/services/calls/call-log'
 import { directoryEntry, extensionsOfUsers, getUser, listDirectory } from '../../src/services/accounts/users'
+import { presenceView } from '../../src/services/accounts/presence'
 import type { GatewayDeps } from '../context'
 import { op, userLevel } from '../docs'
 import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
@@ -65,6 +79,58 @@ export function userProfileRoutes(deps: GatewayDeps, base: ReturnType<typeof req
           tag: 'User Profile',
           auth: userLevel(),
           list: S.DirectoryEntry,
+        }),
+      },
+    )
+    .get(
+      '/v1/me/presence',
+      async ({ auth }) => {
+        const p = auth.principal
+        if (p.kind !== 'user_session') throw new Error('unreachable: /v1/me/presence admits user tokens only')
+        const user = await getUser(deps.db, p.accountId, p.userId)
+        return presenceView(presenceStatusOf(await readActorState(deps.db, PRESENCE_KIND, user.id), user.id, user.createdAt.toISOString()))
+      },
+      {
+        detail: op('getMyPresence', {
+          summary: 'The signed-in user’s presence',
+          description: 'A user whose presence never changed reads offline (no registered device), status_text null, updated_at the user’s creation.',
+          tag: 'User Profile',
+          auth: userLevel(),
+          response: S.PresenceStatus,
+        }),
+      },
+    )
+    .put(
+      '/v1/me/presence',
+      async ({ auth, body, mutate }) => {
+        const p = auth.principal
+        if (p.kind !== 'user_session') throw new Error('unreachable: /v1/me/presence admits user tokens only')
+        const written: TimerRow[] = []
+        const response = await mutate(async (tx) => {
+          const user = await getUser(tx, p.accountId, p.userId)
+          const at = deps.clock.now().toISOString()
+          const state = await readActorState(tx, PRESENCE_KIND, user.id)
+          const admission = admitPresence(state, user.id, body, at, user.createdAt.toISOString())
+          if ('refused' in admission) throw new ValidationError({ [admission.refused.field]: admission.refused.reason })
+          // A user's first change creates the actor, with the change in its input; the command is applied if the actor exists first.
+          if (!state) written.push(await spawnInTx(tx, deps.clock, PRESENCE_KIND, user.id, admission.input))
+          const message: PresenceCommandMessage = { type: COMMAND_MESSAGE, command_id: newId('command'), at, user_id: user.id, command: body }
+          written.push(await sendCommand(tx, deps.clock, PRESENCE_KIND, user.id, message))
+          return { resource: user.id, body: presenceView(admission.after) }
+        })
+        // Applied before the answer where this process reaches the actor, so that a GET after the PUT reads it.
+        if (written.length > 0) await deps.actors?.wake(PRESENCE_KIND, p.userId, written).catch(() => {})
+        return response
+      },
+      {
+        body: S.PresenceUpdateRequest,
+        detail: op('updateMyPresence', {
+          summary: 'Set the signed-in user’s presence',
+          description:
+            'Sets the manual presence (available, dnd or away) and, optionally, status_text (omitted keeps it, null clears it). Answers the PresenceStatus as it will be: a user on a call stays on_call, and a user with no registered device stays offline, with the manual choice showing once neither holds. 400 validation_error: details.status when status is on_call or offline (set by the service only) or not a presence state, details.status_text when longer than 100 characters; nothing is stored then.',
+          tag: 'User Profile',
+          auth: userLevel(),
+          response: S.PresenceStatus,
         }),
       },
     )

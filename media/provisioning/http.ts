@@ -53,7 +53,8 @@ export interface ConfigFailure {
 }
 
 export interface ProvisioningHandlerDeps {
-  lookupByMac(mac: string): Promise<ProvisioningDirectoryEntry | undefined> | ProvisioningDirectoryEntry | undefined
+  /** The device of this MAC; `request` lets the directory scope the lookup (e.g. to the account in the path). */
+  lookupByMac(mac: string, request: Request): Promise<ProvisioningDirectoryEntry | undefined> | ProvisioningDirectoryEntry | undefined
   recordFetch(fetch: ConfigFetch): Promise<void> | void
   recordFailure(failure: ConfigFailure): Promise<void> | void
   clock: Clock
@@ -139,7 +140,7 @@ export function provisioningHandler(deps: ProvisioningHandlerDeps): (request: Re
 
     let entry: ProvisioningDirectoryEntry | undefined
     try {
-      entry = await deps.lookupByMac(claim.mac)
+      entry = await deps.lookupByMac(claim.mac, request)
     } catch {
       return errorResponse(500, 'The provisioning file could not be generated; retry later.', 'generation_failed')
     }

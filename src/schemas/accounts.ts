@@ -215,3 +215,40 @@ export const UserProfile = T.Object({
   created_at: DateTime(),
   updated_at: DateTime(),
 })
+
+const PRESENCE_STATUS_VALUES = ['available', 'on_call', 'dnd', 'away', 'offline'] as const
+
+export const PresenceStatus = T.Object(
+  {
+    object: T.Literal('presence_status'),
+    user: T.String({ description: 'The user’s id.' }),
+    status: T.Union(
+      PRESENCE_STATUS_VALUES.map((s) => T.Literal(s)),
+      {
+        description:
+          'What others see, by precedence: on_call (the user is on a call: the user who placed it, or who took it once connected, until it ends), offline (no registered SIP device or WebRTC session: until devices register, every user not on a call is offline), then the manual choice dnd or away, else available.',
+      },
+    ),
+    status_text: Nullable(T.String({ maxLength: 100 })),
+    updated_at: DateTime(),
+    webrtc: T.Object(
+      {
+        state: T.Union([T.Literal('online'), T.Literal('offline')], { description: 'online while at least one browser session is connected' }),
+        sessions: T.Integer({ minimum: 0, description: 'live browser (WebRTC) sessions of the user' }),
+      },
+      { description: 'The user’s WebRTC softphone sessions. Until WebRTC signalling exists this is always {state: offline, sessions: 0}.' },
+    ),
+  },
+  { description: 'A user’s presence. updated_at is when status or status_text last changed (the user’s creation while it never has).' },
+)
+
+export const PresenceUpdateRequest = Body(
+  {
+    status: T.Union(
+      PRESENCE_STATUS_VALUES.map((s) => T.Literal(s)),
+      { description: 'available, dnd or away; on_call and offline are set by the service (400 validation_error naming status).' },
+    ),
+    status_text: T.Optional(Nullable(T.String({ maxLength: 100, description: 'at most 100 characters; omitted keeps the current text, null clears it' }))),
+  },
+  'The user’s manual presence. It shows once the user is neither on a call nor offline.',
+)

@@ -14,7 +14,7 @@ import { newId } from '../../ids'
 import { keysetPage, type PageRequest } from '../../pagination'
 import { usersOfAccount } from '../accounts/users'
 import { modelOf, PHONE_MODELS, phoneModel } from './catalogue'
-import { type DeviceRow, getDevice, markConfigChanged } from './records'
+import { type ConfigChangeDeps, type DeviceRow, getDevice, markConfigChanged } from './records'
 
 export type TemplateRow = typeof buttonTemplates.$inferSelect
 export type ButtonRow = typeof templateButtons.$inferSelect
@@ -281,13 +281,13 @@ export async function getButton(db: Db, templateId: string, id: string): Promise
   return row
 }
 
-export async function createButton(tx: Db, clock: Clock, accountId: string, templateId: string, input: ButtonInput) {
+export async function createButton(tx: Db, deps: ConfigChangeDeps, accountId: string, templateId: string, input: ButtonInput) {
   const t = await getTemplate(tx, accountId, templateId)
   const details: FieldDetails = {}
   checkButton(input, templateKeys(t), '', details)
   await checkUserValues(tx, accountId, [{ b: input, where: '' }], details)
   if (Object.keys(details).length > 0) throw new ValidationError(details)
-  const now = clock.now()
+  const now = deps.clock.now()
   const rows = await tx
     .insert(templateButtons)
     .values({
@@ -303,11 +303,11 @@ export async function createButton(tx: Db, clock: Clock, accountId: string, temp
     .onConflictDoNothing()
     .returning()
   if (rows.length === 0) throw keyTaken(input.key)
-  await touchTemplateDevices(tx, clock, templateId)
+  await touchTemplateDevices(tx, deps, templateId)
   return rows[0]!
 }
 
-export async function updateButton(tx: Db, clock: Clock, accountId: string, templateId: string, id: string, input: Partial<ButtonInput>) {
+export async function updateButton(tx: Db, deps: ConfigChangeDeps, accountId: string, templateId: string, id: string, input: Partial<ButtonInput>) {
   const t = await getTemplate(tx, accountId, templateId)
   const current = await getButton(tx, templateId, id)
   const next: ButtonInput = {
@@ -324,10 +324,10 @@ export async function updateButton(tx: Db, clock: Clock, accountId: string, temp
   try {
     const [row] = await tx
       .update(templateButtons)
-      .set({ key: next.key, type: next.type, value: next.value ?? null, label: next.label ?? null, updatedAt: clock.now() })
+      .set({ key: next.key, type: next.type, value: next.value ?? null, label: next.label ?? null, updatedAt: deps.clock.now() })
       .where(eq(templateButtons.id, id))
       .returning()
-    await touchTemplateDevices(tx, clock, templateId)
+    await touchTemplateDevices(tx, deps, templateId)
     return row!
   } catch (e) {
     if (isUniqueViolation(e)) throw keyTaken(next.key)
@@ -335,17 +335,17 @@ export async function updateButton(tx: Db, clock: Clock, accountId: string, temp
   }
 }
 
-export async function deleteButton(tx: Db, clock: Clock, accountId: string, templateId: string, id: string) {
+export async function deleteButton(tx: Db, deps: ConfigChangeDeps, accountId: string, templateId: string, id: string) {
   await getTemplate(tx, accountId, templateId)
   await getButton(tx, templateId, id)
   await tx.delete(templateButtons).where(eq(templateButtons.id, id))
-  await touchTemplateDevices(tx, clock, templateId)
+  await touchTemplateDevices(tx, deps, templateId)
 }
 
 /** Phones using a changed template (and the bases of handsets using it) must fetch their configuration again. */
-async function touchTemplateDevices(tx: Db, clock: Clock, templateId: string) {
+async function touchTemplateDevices(tx: Db, deps: ConfigChangeDeps, templateId: string) {
   const using = await tx.select({ id: devices.id, baseId: devices.baseId }).from(devices).where(eq(devices.buttonTemplateId, templateId))
-  for (const d of using) await markConfigChanged(tx, clock, d)
+  for (const d of using) await markConfigChanged(tx, deps, d)
 }
 
 export function listOverrides(db: Db, deviceId: string, page: PageRequest) {
@@ -353,12 +353,12 @@ export function listOverrides(db: Db, deviceId: string, page: PageRequest) {
 }
 
 /** An override replaces whatever the template puts on its key; a second override of the same key replaces the first. */
-export async function putOverride(tx: Db, clock: Clock, device: DeviceRow, input: ButtonInput) {
+export async function putOverride(tx: Db, deps: ConfigChangeDeps, device: DeviceRow, input: ButtonInput) {
   const details: FieldDetails = {}
   checkButton(input, modelOf(device).keys, '', details)
   await checkUserValues(tx, device.accountId, [{ b: input, where: '' }], details)
   if (Object.keys(details).length > 0) throw new ValidationError(details)
-  const now = clock.now()
+  const now = deps.clock.now()
   const [row] = await tx
     .insert(buttonOverrides)
     .values({
@@ -376,18 +376,18 @@ export async function putOverride(tx: Db, clock: Clock, device: DeviceRow, input
       set: { type: input.type, value: input.value ?? null, label: input.label ?? null, updatedAt: now },
     })
     .returning()
-  await markConfigChanged(tx, clock, device)
+  await markConfigChanged(tx, deps, device)
   return row!
 }
 
-export async function deleteOverride(tx: Db, clock: Clock, accountId: string, deviceId: string, id: string) {
+export async function deleteOverride(tx: Db, deps: ConfigChangeDeps, accountId: string, deviceId: string, id: string) {
   const device = await getDevice(tx, accountId, deviceId)
   const rows = await tx
     .delete(buttonOverrides)
     .where(and(eq(buttonOverrides.deviceId, deviceId), eq(buttonOverrides.id, id)))
     .returning()
   if (rows.length === 0) throw notFound('button_override', id)
-  await markConfigChanged(tx, clock, device)
+  await markConfigChanged(tx, deps, device)
 }
 
 export interface EffectiveButton {

@@ -15,7 +15,7 @@ import { templateForDevice } from './buttons'
 import { type DeviceType, modelOf, normaliseMac, phoneModel } from './catalogue'
 import { checkDeskphoneLines, insertLines, type LineInput } from './lines'
 import { credentialSealer, newProvisioningCredentials } from './sip-credentials'
-import { type DeviceRow, type DeviceUserRow, getDevice, markConfigChanged, PENDING_SYNC } from './records'
+import { DEVICE_ACTOR, type DeviceRow, type DeviceUserRow, getDevice, markConfigChanged, PENDING_SYNC } from './records'
 
 export interface DeviceInput {
   vendor: string
@@ -105,8 +105,23 @@ export async function createDevice(tx: Db, deps: Deps, accountId: string, type: 
   if (rows.length === 0) throw macTaken(mac!)
   const device = rows[0]!
   await insertLines(tx, deps, device, lines)
-  if (base) await markConfigChanged(tx, deps.clock, base)
+  if (base) await markConfigChanged(tx, deps, base)
+  else await spawnDeviceActor(tx, deps, device)
   return device
+}
+
+/** A phone that fetches its file (a deskphone or a DECT base) gets its actor with the device, in the same transaction. */
+async function spawnDeviceActor(tx: Db, deps: Deps, device: DeviceRow) {
+  if (!deps.actorMessages) return
+  const [owner] = await tx.select({ platformId: accounts.platformId, mode: accounts.mode }).from(accounts).where(eq(accounts.id, device.accountId))
+  await deps.actorMessages.spawn(tx, DEVICE_ACTOR, device.id, {
+    device_id: device.id,
+    device_type: device.type,
+    mac_address: device.macAddress,
+    vendor: device.vendor,
+    model: device.model,
+    owner: { platformId: owner!.platformId, accountId: device.accountId, mode: owner!.mode },
+  })
 }
 
 /** A handset joins a base while the base has room (its model's handset count). */
@@ -169,15 +184,17 @@ export async function updateDevice(tx: Db, deps: Deps, accountId: string, id: st
   }
   if (Object.keys(details).length > 0) throw new ValidationError(details)
   const [row] = await tx.update(devices).set(set).where(eq(devices.id, id)).returning()
-  if (row!.baseId) await markConfigChanged(tx, deps.clock, { id: row!.baseId, baseId: null })
+  await markConfigChanged(tx, deps, row!)
   return row!
 }
 
 /** Deleting a base deletes its handsets; lines, overrides and assignments go with their device. */
-export async function deleteDevice(tx: Db, deps: Pick<Deps, 'clock'>, accountId: string, id: string, type?: DeviceType) {
+export async function deleteDevice(tx: Db, deps: Pick<Deps, 'clock' | 'actorMessages'>, accountId: string, id: string, type?: DeviceType) {
   const device = await getDevice(tx, accountId, id, type)
   await tx.delete(devices).where(eq(devices.id, device.id))
-  if (device.baseId) await markConfigChanged(tx, deps.clock, { id: device.baseId, baseId: null })
+  if (device.baseId) await markConfigChanged(tx, deps, { id: device.baseId, baseId: null })
+  // A base's handsets went with it (cascade); their actor is the base's.
+  else await deps.actorMessages?.tell(tx, DEVICE_ACTOR, device.id, { type: 'REMOVE', at: deps.clock.now().toISOString() }, '$remove')
   return device
 }
 
@@ -190,6 +207,8 @@ export async function requestCheckSync(tx: Db, deps: Deps, accountId: string, id
   const now = deps.clock.now()
   const [row] = await tx.update(devices).set({ status: PENDING_SYNC, checkSyncRequestedAt: now, updatedAt: now }).where(eq(devices.id, id)).returning()
   await recordProvisioningEvent(tx, deps, { accountId, deviceId: id, type: 'check_sync_requested' })
+  // A handset reloads through its base.
+  await deps.actorMessages?.tell(tx, DEVICE_ACTOR, row!.baseId ?? id, { type: 'CHECK_SYNC', at: now.toISOString() }, '$check_sync')
   return row!
 }
 

@@ -121,7 +121,7 @@ export async function addDeskphoneLine(tx: Db, deps: Deps, device: DeviceRow, in
   const existing = (await tx.select({ n: deviceLines.lineNumber }).from(deviceLines).where(eq(deviceLines.deviceId, device.id))).map((r) => r.n)
   await checkDeskphoneLines(tx, device, existing, [input], () => '', 'line_number')
   const [row] = await insertLines(tx, deps, device, [input])
-  await markConfigChanged(tx, deps.clock, device)
+  await markConfigChanged(tx, deps, device)
   return row!
 }
 
@@ -148,14 +148,14 @@ export async function updateLine(tx: Db, deps: Deps, device: DeviceRow, id: stri
   if (input.extension !== undefined) set.extensionId = input.extension
   if (input.label !== undefined) set.label = input.label
   const [row] = await tx.update(deviceLines).set(set).where(eq(deviceLines.id, id)).returning()
-  await markConfigChanged(tx, deps.clock, device)
+  await markConfigChanged(tx, deps, device)
   return row!
 }
 
-export async function deleteLine(tx: Db, deps: Pick<Deps, 'clock'>, device: DeviceRow, id: string) {
+export async function deleteLine(tx: Db, deps: Pick<Deps, 'clock' | 'actorMessages'>, device: DeviceRow, id: string) {
   await getLine(tx, device.id, id)
   await tx.delete(deviceLines).where(eq(deviceLines.id, id))
-  await markConfigChanged(tx, deps.clock, device)
+  await markConfigChanged(tx, deps, device)
 }
 
 export function handsetExtensionView(base: string, row: LineRow, sealer?: Sealer) {
@@ -190,7 +190,7 @@ export async function addHandsetExtension(tx: Db, deps: Deps, base: DeviceRow, h
     .where(and(eq(deviceLines.deviceId, handset.id), eq(deviceLines.extensionId, input.extension)))
   if (dup) throw conflict('The extension is already on this handset.', 'device_line_exists')
   const [row] = await insertLines(tx, deps, handset, [{ extension: input.extension, label: input.label ?? null }])
-  await markConfigChanged(tx, deps.clock, handset)
+  await markConfigChanged(tx, deps, handset)
   return row!
 }
 

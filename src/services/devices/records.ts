@@ -4,7 +4,7 @@
  * type it expects, so a deskphone path given a base's id answers not found.
  */
 import { and, eq, inArray } from 'drizzle-orm'
-import type { Clock } from '../../clock'
+import type { Deps } from '../deps'
 import type { Db } from '../../db/client'
 import { type deviceLines, devices, type deviceUsers } from '../../db/schema'
 import { notFound } from '../../errors'
@@ -18,14 +18,24 @@ export type DeviceUserRow = typeof deviceUsers.$inferSelect
 /** The status a device starts in and returns to whenever its configuration changes: the phone must fetch it again. */
 export const PENDING_SYNC = 'pending_sync'
 
+/** The kind of the device actor (actors/devices): one per phone that fetches a file. */
+export const DEVICE_ACTOR = 'device'
+
+/** What a write that changes a device's configuration needs: the clock and the device actors' mailbox. */
+export type ConfigChangeDeps = Pick<Deps, 'clock' | 'actorMessages'>
+
 /**
  * A device's configuration changed: it, and for a handset its base (whose file
  * carries the handsets' lines and keys), go back to pending_sync until the phone
- * fetches the file again. The one place that says so, for the device actor to take over.
+ * fetches the file again, and the phone's actor hears it (in this transaction) so
+ * that its next fetch is a new provisioning. The one place that says so.
  */
-export async function markConfigChanged(tx: Db, clock: Clock, device: { id: string; baseId: string | null }) {
+export async function markConfigChanged(tx: Db, deps: ConfigChangeDeps, device: { id: string; baseId: string | null }) {
   const ids = device.baseId ? [device.id, device.baseId] : [device.id]
-  await tx.update(devices).set({ status: PENDING_SYNC, updatedAt: clock.now() }).where(inArray(devices.id, ids))
+  const now = deps.clock.now()
+  await tx.update(devices).set({ status: PENDING_SYNC, updatedAt: now }).where(inArray(devices.id, ids))
+  // A handset fetches nothing: its base does. Changes coalesce into one pending message.
+  await deps.actorMessages?.tell(tx, DEVICE_ACTOR, device.baseId ?? device.id, { type: 'UPDATE', at: now.toISOString() }, '$config_changed')
 }
 
 const notFoundFor = { deskphone: 'deskphone', dect_base: 'dect_base', dect_handset: 'handset' } as const

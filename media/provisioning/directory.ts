@@ -1,0 +1,80 @@
+/**
+ * The provisioning handler's view of the database: which device a MAC is, as a
+ * ProvisioningConfig, and what a fetch means for the device's actor.
+ *
+ * Phones fetch under their account's `provisioning_base_url`
+ * (`{BASE_URL}/provisioning/{account}/`): a MAC is looked up only in the account its
+ * path names, so a phone configured for one account never gets another's file,
+ * and an unknown pair answers exactly like a wrong password (the handler's rule).
+ * A fetch or a failure is a durable message to the device actor, committed before
+ * the phone gets its answer; the actor emits device.* and writes the history.
+ */
+import type { Config } from '../../src/config'
+import type { Db } from '../../src/db/client'
+import type { ActorMessages } from '../../src/services/deps'
+import { deviceForProvisioning, type ProvisioningView } from '../../src/services/devices/provisioning-read'
+import { DEVICE_ACTOR } from '../../src/services/devices/records'
+import type { ProvisioningConfig } from './config'
+import type { ConfigFailure, ConfigFetch, ProvisioningDirectoryEntry } from './http'
+
+/** The path prefix phones fetch under; the account id follows it. */
+export const PROVISIONING_PATH = '/provisioning/'
+
+export interface DirectoryDeps {
+  db: Db
+  config: Pick<Config, 'sipPort'>
+  actorMessages?: ActorMessages
+}
+
+/** The account a provisioning URL names (`/provisioning/{account}/{file}`), if any. */
+export function accountOfPath(pathname: string): string | undefined {
+  if (!pathname.startsWith(PROVISIONING_PATH)) return undefined
+  const rest = pathname.slice(PROVISIONING_PATH.length)
+  const slash = rest.indexOf('/')
+  return slash > 0 ? rest.slice(0, slash) : undefined
+}
+
+/** The generator's input from the device as the database knows it. */
+export function provisioningConfigOf(view: ProvisioningView, sipPort: number): ProvisioningConfig {
+  const settings = view.account.config as { timezone?: string }
+  return {
+    deviceId: view.device.id,
+    vendor: view.device.vendor,
+    model: view.device.model,
+    mac: view.device.macAddress ?? '',
+    lines: view.lines.map((l) => ({
+      number: l.slot,
+      sipUsername: l.credentials.username,
+      sipPassword: l.credentials.password,
+      registrarHost: l.credentials.domain,
+      registrarPort: sipPort,
+      displayName: l.user_name ?? l.label ?? l.extension_number ?? l.credentials.username,
+      extension: l.extension_number,
+      label: l.label,
+    })),
+    buttons: view.buttons.map((b) => ({ key: b.key, type: b.type, value: b.value, label: b.label })),
+    account: { timeZone: settings.timezone ?? 'UTC', language: 'en-US', provisioningBaseUrl: view.account.provisioningBaseUrl ?? undefined },
+  }
+}
+
+export function provisioningDirectory(deps: DirectoryDeps) {
+  const tell = (deviceId: string, event: { type: string } & Record<string, unknown>) =>
+    deps.actorMessages ? deps.db.transaction((tx) => deps.actorMessages!.tell(tx, DEVICE_ACTOR, deviceId, event)) : Promise.resolve()
+  return {
+    async lookupByMac(mac: string, request: Request): Promise<ProvisioningDirectoryEntry | undefined> {
+      const account = accountOfPath(new URL(request.url).pathname)
+      if (!account) return undefined
+      const view = await deviceForProvisioning(deps.db, mac)
+      if (!view || view.device.accountId !== account || !view.provisioning_credentials) return undefined
+      return { config: provisioningConfigOf(view, deps.config.sipPort), credentials: view.provisioning_credentials }
+    },
+    /** Only the device's own file is its configuration; shared files (common settings, file lists) are not a provisioning. */
+    async recordFetch(f: ConfigFetch): Promise<void> {
+      if (f.kind !== 'device') return
+      await tell(f.deviceId, { type: 'CONFIG_FETCHED', ip_address: f.ipAddress, at: f.fetchedAt.toISOString() })
+    },
+    async recordFailure(f: ConfigFailure): Promise<void> {
+      await tell(f.deviceId, { type: 'PROVISIONING_FAILED', error_code: f.errorCode, at: f.failedAt.toISOString() })
+    },
+  }
+}
