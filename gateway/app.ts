@@ -14,16 +14,23 @@ import { auditLogRoutes } from './routes/audit-logs'
 import { callRoutes } from './routes/calls'
 import { downloadRoutes } from './routes/downloads'
 import { provisioningRoutes } from './routes/provisioning'
-import { presenceRoutes } from './routes/presence'
 import { eventRoutes } from './routes/events'
 import { buttonTemplateRoutes } from './routes/button-templates'
 import { dectBaseRoutes } from './routes/dect-bases'
 import { deskphoneRoutes } from './routes/deskphones'
 import { deviceRoutes } from './routes/devices'
 import { extensionRoutes } from './routes/extensions'
+import { ringGroupRoutes } from './routes/ring-groups'
+import { scheduleRoutes } from './routes/schedules'
+import { dialPlanRoutes } from './routes/dial-plans'
+import { sharedVoicemailBoxRoutes } from './routes/shared-voicemail-boxes'
+import { voiceAppRoutes } from './routes/voice-apps'
+import { aiAgentRoutes } from './routes/ai-agents'
+import { queueRoutes } from './routes/queues'
 import { locationRoutes } from './routes/locations'
 import { operatorRoutes } from './routes/operator'
 import { phoneNumberRoutes } from './routes/phone-numbers'
+import { presenceRoutes } from './routes/presence'
 import { sessionRoutes } from './routes/sessions'
 import { userRoutes } from './routes/users'
 import { testHelperRoutes } from './routes/test-helpers'
@@ -42,9 +49,17 @@ export function createApp(deps: GatewayDeps) {
     .use(sessionRoutes(deps, base))
     .use(userRoutes(deps, base))
     .use(extensionRoutes(deps, base))
+    .use(ringGroupRoutes(deps, base))
+    .use(scheduleRoutes(deps, base))
+    .use(dialPlanRoutes(deps, base))
+    .use(sharedVoicemailBoxRoutes(deps, base))
+    .use(voiceAppRoutes(deps, base))
+    .use(aiAgentRoutes(deps, base))
+    .use(queueRoutes(deps, base))
     .use(locationRoutes(deps, base))
     .use(phoneNumberRoutes(deps, base))
     .use(userProfileRoutes(deps, base))
+    .use(presenceRoutes(deps, base))
     .use(auditLogRoutes(deps, base))
     .use(webhookEndpointRoutes(deps, base))
     .use(eventRoutes(deps, base))
@@ -55,7 +70,6 @@ export function createApp(deps: GatewayDeps) {
     .use(deskphoneRoutes(deps, base))
     .use(dectBaseRoutes(deps, base))
     .use(buttonTemplateRoutes(deps, base))
-    .use(presenceRoutes(deps, base))
     .use(downloadRoutes(deps))
     .use(provisioningRoutes(deps))
 

@@ -13,7 +13,8 @@
  *   voicemails            voicemails and their transcripts (greetings join it when
  *                         they exist)
  *   account_onboarding    setting the account up: its record and agreement (read),
- *                         users, extensions, locations, numbers, devices
+ *                         users, extensions, locations, numbers, devices, call
+ *                         routing (voice apps and AI agents read-only)
  *   agreement_acceptance  reading and accepting the terms of service
  */
 import type { SessionComponent } from '../src/schemas/platform'
@@ -47,6 +48,47 @@ export const SESSION_GRANTS = {
     'getPhoneNumberOrder',
     'listPhoneNumbers',
     'getPhoneNumber',
+    // Call routing. Voice apps and AI agents are read-only here: creating an app or
+    // rotating its secret reveals the secret, which stays with the platform.
+    'routePhoneNumber',
+    'listRingGroups',
+    'createRingGroup',
+    'getRingGroup',
+    'updateRingGroup',
+    'deleteRingGroup',
+    'addRingGroupMember',
+    'removeRingGroupMember',
+    'listSchedules',
+    'createSchedule',
+    'getSchedule',
+    'updateSchedule',
+    'deleteSchedule',
+    'setScheduleHold',
+    'clearScheduleHold',
+    'listDialPlans',
+    'createDialPlan',
+    'getDialPlan',
+    'updateDialPlan',
+    'deleteDialPlan',
+    'listSharedVoicemailBoxes',
+    'createSharedVoicemailBox',
+    'getSharedVoicemailBox',
+    'updateSharedVoicemailBox',
+    'deleteSharedVoicemailBox',
+    'listQueues',
+    'createQueue',
+    'getQueue',
+    'updateQueue',
+    'deleteQueue',
+    'listQueueMembers',
+    'addQueueMember',
+    'removeQueueMember',
+    'getQueueAgent',
+    'updateQueueAgent',
+    'listVoiceApps',
+    'getVoiceApp',
+    'listAIAgents',
+    'getAIAgent',
     // Devices (their SIP passwords stay hidden from sessions: see src/services/devices/sip-credentials.ts).
     'listDevices',
     'createDevice',

@@ -16,6 +16,9 @@ import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
 import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
 import type { requestContext } from '../plugins/request-context'
+import * as R from '../../src/schemas/routing'
+import { setNumberRoute } from '../../src/services/routing/number-routes'
+import { routingCheck } from './routing-check'
 
 const TAG = 'Phone Numbers'
 const rule = accountLevel()
@@ -136,6 +139,27 @@ export function phoneNumberRoutes(deps: GatewayDeps, base: ReturnType<typeof req
           tag: TAG,
           auth: rule,
           response: S.PhoneNumber,
+          errors: { 404: ['phone_number_not_found'] },
+        }),
+      },
+    )
+    .post(
+      '/v1/phone-numbers/:phone_number_id/route',
+      ({ auth, params, body, mutate }) =>
+        mutate(async (tx) => {
+          const route = await setNumberRoute(tx, deps.clock, routingCheck, auth.account!.id, params.phone_number_id, body)
+          return { resource: params.phone_number_id, body: route }
+        }),
+      {
+        params: t.Object({ phone_number_id: Id() }),
+        body: R.SetPhoneNumberRouteRequest,
+        detail: op('routePhoneNumber', {
+          summary: 'Set a number’s inbound routing',
+          description:
+            'Give target (a user, ring group, queue, dial plan, shared voicemail box or voice app of the account) to route calls there; no target (or mode ring_all) rings every user of the account; mode drop routes to nothing and drops inbound calls. A target outside the account or closing a routing loop is a validation_error naming target.',
+          tag: TAG,
+          auth: rule,
+          response: R.PhoneNumberRoute,
           errors: { 404: ['phone_number_not_found'] },
         }),
       },
