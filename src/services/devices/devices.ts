@@ -215,7 +215,7 @@ export async function requestCheckSync(tx: Db, deps: Deps, accountId: string, id
 export async function usersOfDevices(db: Db, deviceIds: string[]): Promise<Map<string, DeviceUserRow[]>> {
   const out = new Map<string, DeviceUserRow[]>(deviceIds.map((id) => [id, []]))
   if (deviceIds.length === 0) return out
-  const rows = await db.select().from(deviceUsers).where(inArray(deviceUsers.deviceId, deviceIds)).orderBy(asc(deviceUsers.createdAt))
+  const rows = await db.select().from(deviceUsers).where(inArray(deviceUsers.deviceId, deviceIds)).orderBy(asc(deviceUsers.createdAt), asc(deviceUsers.id))
   for (const r of rows) out.get(r.deviceId)?.push(r)
   return out
 }

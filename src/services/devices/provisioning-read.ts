@@ -47,7 +47,7 @@ export async function deviceForProvisioning(db: Db, mac: string): Promise<Provis
   const [device] = await db.select().from(devices).where(eq(devices.macAddress, normal))
   if (!device) return undefined
   const [account] = await db.select().from(accounts).where(eq(accounts.id, device.accountId))
-  const handsets = device.type === 'dect_base' ? await db.select().from(devices).where(eq(devices.baseId, device.id)).orderBy(asc(devices.createdAt)) : []
+  const handsets = device.type === 'dect_base' ? await db.select().from(devices).where(eq(devices.baseId, device.id)).orderBy(asc(devices.createdAt), asc(devices.id)) : []
   const lineRows = await db
     .select()
     .from(deviceLines)
