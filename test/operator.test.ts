@@ -247,6 +247,13 @@ describe('generated bootstrap keys, the operator API and the CLI, across a resta
     expect(wrong.status).toBe(401)
     const platformKey = await call(server, 'POST', '/admin/platforms', { key: keys.test, body: { name: 'X' } })
     expect(platformKey.status).toBe(401)
+    // The token is checked before the body: a bad body without it is 401, and says nothing of the schema.
+    for (const body of [{}, { name: 'X', extra: 1 }, { name: '' }]) {
+      const bad = await call(server, 'POST', '/admin/platforms', { body })
+      expect(bad.status).toBe(401)
+      expect(JSON.stringify(bad.body)).not.toContain('details')
+    }
+    expect((await call(server, 'GET', '/admin/dead-letters?limit=0')).status).toBe(401)
   })
 
   test('POST /admin/platforms answers {id, name, test_key, live_key, live_enabled}, and those keys work', async () => {
@@ -389,6 +396,8 @@ describe('keys and live mode from the environment, /admin off', () => {
       expect(typeof r.body.error).toBe('string')
     }
     expect((await call(server, 'POST', '/admin/platforms/plat_x', { headers: admin, body: { name: 'X' } })).status).toBe(404)
+    // Off means off: a bad body is not validated either.
+    expect((await call(server, 'POST', '/admin/platforms', { headers: admin, body: { nope: true } })).status).toBe(404)
   })
 })
 

@@ -48,7 +48,8 @@ export function operatorRoutes(deps: GatewayDeps) {
     })
     .group('/admin', (admin) =>
       admin
-        .onBeforeHandle(requireAdmin)
+        // Transform runs before validation: the token is checked first, so nobody learns the schema (or that the API exists) without it.
+        .onTransform(requireAdmin)
         .post('/platforms', ({ body }) => createPlatform(deps.db, deps.clock, body), { body: PlatformBody })
         .post('/platforms/:id', ({ params, body }) => updatePlatform(deps.db, deps.clock, params.id, body), {
           params: t.Object({ id: t.String({ minLength: 1, maxLength: 255 }) }),
