@@ -1,0 +1,44 @@
+/**
+ * CPU time of a process's descendants, from /proc: for the service on the embedded
+ * default this is its own PostgreSQL server (postmaster, backends, writers), whose
+ * work a figure of the service process alone leaves out.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+
+const TICKS_PER_SECOND = 100
+
+function childrenOf(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((tid) => readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number))
+  } catch {
+    return []
+  }
+}
+
+/** utime + stime of the process, plus that of its children it has already reaped. */
+function ownAndReapedSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // Fields after the command name (which may hold spaces) start after the last ')'.
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / TICKS_PER_SECOND
+  } catch {
+    return 0
+  }
+}
+
+/**
+ * CPU seconds of every live descendant of pid (not pid itself), each with the children
+ * it reaped, so a backend that exited still counts through its parent; undefined where
+ * there is no /proc.
+ */
+export function descendantsCpuSeconds(pid: number): number | undefined {
+  if (!existsSync(`/proc/${pid}/stat`)) return undefined
+  let total = 0
+  const queue = childrenOf(pid)
+  for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
+    total += ownAndReapedSeconds(next)
+    queue.push(...childrenOf(next))
+  }
+  return total
+}

@@ -1,0 +1,114 @@
+/**
+ * The load process of the `provisioning` bench: every device fetches its own
+ * `<mac>.cfg` once, the way a Yealink phone does (its User-Agent, a GET without
+ * credentials, the 401 Digest challenge, the GET again with the answer), with
+ * `concurrency` exchanges in flight (closed loop) and the devices taken in a shuffled
+ * order so that neighbouring rows are not fetched together.
+ *
+ *   bun test/bench/lib/provisioning-load.ts '<json options>'
+ *
+ * options: { baseUrl, basePath, devicesFile, concurrency, deadlineMs, out }
+ * devicesFile: JSON [[mac, username, password, ...more], ...] (mac: 12 lowercase hex digits)
+ * out: { startedAt, endedAt, exchanges, served: [mac, ...], challengeMs, authMs, exchangeMs: [ms, ...] (per served device),
+ *        statuses of the authenticated requests (a wrong first answer as "first NNN"),
+ *        failed, statuses, firstError } (ms: performance.now() of this process)
+ */
+import { randomBytes } from 'node:crypto'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { digestResponse } from '../../../src/auth/digest'
+
+interface Options {
+  baseUrl: string
+  /** The account's provisioning path, ending in '/'. */
+  basePath: string
+  devicesFile: string
+  concurrency: number
+  /** Stop starting exchanges after this long. */
+  deadlineMs: number
+  out: string
+}
+
+const opts = JSON.parse(process.argv[2] ?? '{}') as Options
+const devices = JSON.parse(readFileSync(opts.devicesFile, 'utf8')) as [string, string, string][]
+for (let i = devices.length - 1; i > 0; i--) {
+  const j = Math.floor(Math.random() * (i + 1))
+  ;[devices[i], devices[j]] = [devices[j]!, devices[i]!]
+}
+
+const userAgent = (mac: string) => `Yealink SIP-T54W 96.86.0.100 ${mac.match(/../g)!.join(':')}`
+const attribute = (header: string, name: string) => new RegExp(`${name}="([^"]+)"`).exec(header)?.[1]
+
+const served: string[] = []
+const challengeMs: number[] = []
+const authMs: number[] = []
+const exchangeMs: number[] = []
+const statuses: Record<string, number> = {}
+let failed = 0
+let firstError: string | undefined
+const fail = (status: string, message: string) => {
+  failed++
+  statuses[status] = (statuses[status] ?? 0) + 1
+  firstError ??= message
+}
+
+/** One phone's exchange; true when it ended with the file. */
+async function exchange(mac: string, username: string, password: string): Promise<boolean> {
+  const path = `${opts.basePath}${mac}.cfg`
+  const url = opts.baseUrl + path
+  const headers = { 'User-Agent': userAgent(mac) }
+  const t0 = performance.now()
+  const first = await fetch(url, { headers, signal: AbortSignal.timeout(30_000) })
+  await first.arrayBuffer()
+  const tChallenge = performance.now()
+  const challenge = first.headers.get('www-authenticate') ?? ''
+  if (first.status !== 401 || !challenge.includes('Digest')) {
+    fail(`first ${first.status}`, `unauthenticated GET ${path}: ${first.status}, expected a 401 Digest challenge`)
+    return false
+  }
+  // The first challenge is the strongest algorithm offered (SHA-256), as a current phone takes it.
+  const realm = attribute(challenge, 'realm')
+  const nonce = attribute(challenge, 'nonce')
+  const algorithm = /algorithm=(SHA-256|MD5)/.exec(challenge)?.[1] as 'SHA-256' | 'MD5' | undefined
+  if (!realm || !nonce || !algorithm) {
+    fail('bad challenge', `unparsable challenge: ${challenge.slice(0, 200)}`)
+    return false
+  }
+  const cnonce = randomBytes(8).toString('hex')
+  const nc = '00000001'
+  const response = digestResponse({ algorithm, username, realm, password, method: 'GET', uri: path, nonce, nc, cnonce, qop: 'auth' })
+  const authorization = `Digest username="${username}", realm="${realm}", nonce="${nonce}", uri="${path}", algorithm=${algorithm}, qop=auth, nc=${nc}, cnonce="${cnonce}", response="${response}"`
+  const t1 = performance.now()
+  const second = await fetch(url, { headers: { ...headers, Authorization: authorization }, signal: AbortSignal.timeout(30_000) })
+  const body = await second.text()
+  const t2 = performance.now()
+  statuses[second.status] = (statuses[second.status] ?? 0) + 1
+  if (second.status !== 200 || !body.includes(`account.1.user_name`)) {
+    failed++
+    firstError ??= `authenticated GET ${path}: ${second.status} ${body.slice(0, 300)}`
+    return false
+  }
+  served.push(mac)
+  challengeMs.push(tChallenge - t0)
+  authMs.push(t2 - t1)
+  exchangeMs.push(t2 - t0)
+  return true
+}
+
+let next = 0
+const startedAt = performance.now()
+const deadline = startedAt + opts.deadlineMs
+
+async function worker() {
+  while (next < devices.length && performance.now() < deadline) {
+    const [mac, username, password] = devices[next++]!
+    try {
+      await exchange(mac, username, password)
+    } catch (e) {
+      fail('error', e instanceof Error ? e.message : String(e))
+    }
+  }
+}
+
+await Promise.all(Array.from({ length: opts.concurrency }, worker))
+const endedAt = performance.now()
+writeFileSync(opts.out, JSON.stringify({ startedAt, endedAt, exchanges: next, served, challengeMs, authMs, exchangeMs, failed, statuses, firstError }))

@@ -1,0 +1,449 @@
+/**
+ * `npm run bench -- provisioning`: configuration fetches per second with a cold cache.
+ *
+ * Per backend (the embedded default: a PostgreSQL server of its own in a fresh
+ * DATA_DIR; then PostgreSQL in a scratch database created for the run and dropped
+ * after it, when one is reachable):
+ *   1. setup: the real service as its own process (bun src/main.ts), a platform and a
+ *      sandbox account, then BENCH_DEVICES Yealink T54W desk phones through
+ *      POST /v1/deskphones (half with one line, half with two), BENCH_SETUP_CONCURRENCY
+ *      requests in flight; each device's provisioning_credentials are kept;
+ *   2. the service is stopped and started again on the same data: a fresh process, so
+ *      nothing about the devices is cached in it;
+ *   3. a load process (test/bench/lib/provisioning-load.ts) fetches each device's
+ *      `<mac>.cfg` once, as the phone does (GET without credentials → 401 Digest
+ *      challenge → GET with the answer → 200 with the file), BENCH_FETCH_CONCURRENCY
+ *      exchanges in flight;
+ *   4. the device actors' work is awaited (a sample's provisioning-events, then every
+ *      device's status, over the API), the service is stopped and its database read:
+ *      devices synced, `provisioned` history rows and device.provisioned events.
+ * Reported: fetches/s (whole exchanges), p50/p99/max of the 401, of the authenticated
+ * request and of the exchange, errors, the CPU per fetch of the service and (embedded)
+ * of its PostgreSQL server, setup time, and the goal: at
+ * least 2,000 fetches/s on the embedded default with p99 under 50 ms (of the exchange),
+ * every device provisioned once. A miss is reported, never an error exit.
+ *
+ * Environment (besides run.ts's DATABASE_URL, BENCH_SERVICE_ENV, BENCH_PROFILE, BENCH_KEEP_DATA):
+ *   BENCH_DEVICES            desk phones created and fetched (default 10000)
+ *   BENCH_FETCH_CONCURRENCY  fetch exchanges in flight (default 64)
+ *   BENCH_SETUP_CONCURRENCY  POST /v1/deskphones in flight during setup (default 32)
+ *   BENCH_BACKENDS           comma-separated: embedded, postgres (default both)
+ * (It has no BENCH_DURATION: the run is one fetch per device.)
+ */
+import { randomBytes } from 'node:crypto'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { sql } from 'drizzle-orm'
+import { openDatabase, queryRows } from '../../../src/db/client'
+import { freshDataDir } from '../../support/data-dir'
+import { scratchPostgres } from '../../support/scratch-postgres'
+import { cpuSeconds } from '../lib/cpu'
+import { descendantsCpuSeconds } from '../lib/process-tree'
+import { redact } from '../lib/postgres'
+import { onCleanup, runCaptured } from '../lib/processes'
+import { call, ROOT, sampleAccount, type Server, startServer } from '../lib/service'
+import type { BenchContext } from '../run'
+
+export const GOAL = { minFetchesPerSec: 2000, maxP99Ms: 50 }
+
+type Backend = 'embedded' | 'postgres'
+const BACKENDS: Backend[] = ['embedded', 'postgres']
+const LABEL: Record<Backend, string> = { embedded: 'embedded default (PostgreSQL of its own)', postgres: 'PostgreSQL server' }
+/** The load process stops starting exchanges after this long. */
+const FETCH_LIMIT_MS = 120_000
+/** How long the device actors may take, after the last fetch, to record the sample's provisioning. */
+const DRAIN_LIMIT_MS = 60_000
+
+interface Settings {
+  devices: number
+  fetchConcurrency: number
+  setupConcurrency: number
+}
+
+interface LoadOut {
+  startedAt: number
+  endedAt: number
+  exchanges: number
+  served: string[]
+  challengeMs: number[]
+  authMs: number[]
+  exchangeMs: number[]
+  failed: number
+  statuses: Record<string, number>
+  firstError?: string
+}
+
+interface Latency {
+  p50: number
+  p99: number
+  max: number
+}
+
+interface Outcome {
+  backend: Backend
+  skipped?: string
+  failed?: string
+  where?: string
+  setupS?: number
+  lines?: number
+  restartS?: number
+  fetched?: number
+  errors?: number
+  statuses?: Record<string, number>
+  firstError?: string
+  fetchesPerSec?: number
+  seconds?: number
+  challenge?: Latency
+  auth?: Latency
+  exchange?: Latency
+  serviceCpuUsPerFetch?: number
+  /** The embedded PostgreSQL server's processes (children of the service). */
+  databaseCpuUsPerFetch?: number
+  /** Both, until every device was synced: the device actors' backlog too (and the bench's status polling). */
+  serviceCpuUsToSynced?: number
+  databaseCpuUsToSynced?: number
+  drainS?: number
+  /** From the database after the run. */
+  synced?: number
+  provisionedRows?: number
+  devicesWithOneProvisioned?: number
+  provisionedEvents?: number
+}
+
+function intEnv(name: string, fallback: number, min = 1): number {
+  const raw = process.env[name]
+  if (raw === undefined || raw === '') return fallback
+  const n = Number(raw)
+  if (!Number.isInteger(n) || n < min) throw new Error(`${name} must be an integer ≥ ${min}, got "${raw}"`)
+  return n
+}
+
+const num = (n: number | undefined, digits = 0) =>
+  n !== undefined && Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : '-'
+
+function latencyOf(values: number[]): Latency {
+  const sorted = [...values].sort((a, b) => a - b)
+  const at = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]! : NaN)
+  return { p50: at(50), p99: at(99), max: sorted.at(-1) ?? NaN }
+}
+
+const expectOk = <T>(what: string, r: { status: number; body: T }): T => {
+  if (r.status !== 200) throw new Error(`${what} failed: ${r.status} ${JSON.stringify(r.body).slice(0, 400)}`)
+  return r.body
+}
+
+/** Yealink's OUI and the device's number: unique within the run's fresh database. */
+const macOf = (i: number) => `001565${i.toString(16).padStart(6, '0')}`
+
+type Store = { kind: 'embedded'; dataDir: string } | { kind: 'postgres'; url: string }
+
+async function withDatabase<R>(store: Store, fn: (q: <T>(text: string) => Promise<T[]>) => Promise<R>): Promise<R> {
+  const database = await openDatabase(
+    store.kind === 'postgres' ? { databaseUrl: store.url, dataDir: 'memory://' } : { dataDir: store.dataDir, embedded: 'postgres' },
+  )
+  try {
+    return await fn(<T>(text: string) => queryRows<T>(database.db, sql.raw(text)))
+  } finally {
+    await database.close()
+  }
+}
+
+/** Creates the devices with `concurrency` requests in flight; returns [mac, username, password, id] of each and the lines made. */
+async function createDevices(service: Server, key: string, account: string, s: Settings) {
+  const devices: [string, string, string, string][] = []
+  let lines = 0
+  let next = 0
+  const worker = async () => {
+    while (next < s.devices) {
+      const i = next++
+      const lineCount = 1 + (i % 2)
+      const r = await call<{ id: string; provisioning_credentials?: { username: string; password: string } }>(service.baseUrl, 'POST', '/v1/deskphones', {
+        token: key,
+        account,
+        body: {
+          vendor: 'yealink',
+          model: 'T54W',
+          mac_address: macOf(i),
+          name: `Bench phone ${i}`,
+          lines: Array.from({ length: lineCount }, (_, n) => ({ line_number: n + 1, label: `Line ${n + 1}` })),
+        },
+      })
+      const body = expectOk(`POST /v1/deskphones (device ${i})`, r)
+      const creds = body.provisioning_credentials
+      if (!creds) throw new Error('POST /v1/deskphones answered no provisioning_credentials to the platform key')
+      devices.push([macOf(i), creds.username, creds.password, body.id])
+      lines += lineCount
+    }
+  }
+  await Promise.all(Array.from({ length: s.setupConcurrency }, worker))
+  return { devices, lines }
+}
+
+/** Devices of the account still pending_sync, walking the device list a page at a time. */
+async function countPendingSync(service: Server, key: string, account: string): Promise<number> {
+  let pending = 0
+  let path: string | null = '/v1/devices?limit=100'
+  while (path) {
+    const page: { data: { status: string }[]; next_page_url: string | null } = expectOk(
+      'GET /v1/devices',
+      await call(service.baseUrl, 'GET', path, { token: key, account }),
+    )
+    pending += page.data.filter((d) => d.status === 'pending_sync').length
+    path = page.next_page_url ? new URL(page.next_page_url, service.baseUrl).pathname + new URL(page.next_page_url, service.baseUrl).search : null
+  }
+  return pending
+}
+
+async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Promise<Outcome> {
+  const adminToken = `bench-admin-${randomBytes(12).toString('hex')}`
+  let store: Store
+  let cleanup: () => Promise<void>
+  if (backend === 'postgres') {
+    const scratch = await scratchPostgres('bench_provisioning', { base: ctx.databaseUrl })
+    store = { kind: 'postgres', url: scratch.url! }
+    cleanup = onCleanup(async () => {
+      if (!ctx.keepData) await scratch.dispose()
+    })
+  } else {
+    const data = freshDataDir('bench-provisioning')
+    store = { kind: 'embedded', dataDir: data.dataDir }
+    cleanup = onCleanup(async () => {
+      if (!ctx.keepData) await data.dispose()
+    })
+  }
+  const where = store.kind === 'postgres' ? `PostgreSQL scratch database ${redact(store.url)}` : `the embedded PostgreSQL server in ${store.dataDir}`
+  const env: Record<string, string> = {
+    // An empty value is unset for the service's config: never inherit the caller's.
+    DATABASE_URL: store.kind === 'postgres' ? store.url : '',
+    DATA_DIR: store.kind === 'postgres' ? '' : store.dataDir,
+    EMBEDDED_DATABASE: 'postgres',
+    NATS_URL: '',
+    VOICE_ADMIN_TOKEN: adminToken,
+    RATE_LIMIT_PER_SECOND: '0',
+    LOG_LEVEL: 'warn',
+    VOICE_TEST_KEY: '',
+    VOICE_LIVE_KEY: '',
+    ...ctx.serviceEnv,
+  }
+  const start = (phase: string, profile: boolean) =>
+    startServer({
+      name: `service-provisioning-${backend}-${phase}`,
+      script: join(ROOT, 'src/main.ts'),
+      logDir: ctx.logDir,
+      readyPath: '/readyz',
+      timeoutMs: 60_000,
+      // Only the measured process is profiled: the setup's would drown it.
+      bunArgs: profile && ctx.profileDir ? ['--cpu-prof', '--cpu-prof-md', `--cpu-prof-dir=${join(ctx.profileDir, backend)}`] : undefined,
+      env,
+    })
+  let service: Server | undefined
+  const devicesFile = join(ctx.logDir, `provisioning-devices-${backend}.json`)
+  try {
+    // ---- 1. setup ----
+    service = await start('setup', false)
+    console.log(`\n[${backend}] service ${service.baseUrl} on ${where}${ctx.keepData ? ' (kept)' : ''}`)
+    const platform = expectOk<{ test_key: string }>(
+      'POST /admin/platforms',
+      await call(service.baseUrl, 'POST', '/admin/platforms', { token: adminToken, body: { name: 'Bench provisioning' } }),
+    )
+    const key = platform.test_key
+    const account = expectOk<{ id: string; provisioning_base_url: string }>(
+      'POST /v1/accounts',
+      await call(service.baseUrl, 'POST', '/v1/accounts', { token: key, body: { ...sampleAccount(), name: 'Bench Provisioning' } }),
+    )
+    const basePath = new URL(account.provisioning_base_url).pathname.replace(/\/?$/, '/')
+    console.log(`[${backend}] creating ${num(s.devices)} Yealink T54W desk phones (1–2 lines each), ${s.setupConcurrency} requests in flight ...`)
+    const setupStart = performance.now()
+    const { devices, lines } = await createDevices(service, key, account.id, s)
+    const setupS = (performance.now() - setupStart) / 1000
+    console.log(
+      `[${backend}] setup: ${num(devices.length)} devices with ${num(lines)} lines in ${num(setupS, 1)} s (${num(devices.length / setupS)} devices/s)`,
+    )
+    writeFileSync(devicesFile, JSON.stringify(devices))
+
+    // ---- 2. a fresh process: nothing cached ----
+    await service.stop()
+    service = undefined
+    const restartStart = performance.now()
+    service = await start('measured', true)
+    const restartS = (performance.now() - restartStart) / 1000
+
+    // ---- 3. the fetches ----
+    console.log(`[${backend}] measuring: each device fetches its <mac>.cfg once (401 challenge, then Digest), ${s.fetchConcurrency} exchanges in flight ...`)
+    const pid = service.child.proc.pid
+    const cpu0 = cpuSeconds(pid)
+    const dbCpu0 = store.kind === 'embedded' ? descendantsCpuSeconds(pid) : undefined
+    const out = join(ctx.logDir, `provisioning-load-${backend}.json`)
+    const r = await runCaptured(
+      'provisioning-load',
+      [
+        process.execPath,
+        join(ROOT, 'test/bench/lib/provisioning-load.ts'),
+        JSON.stringify({ baseUrl: service.baseUrl, basePath, devicesFile, concurrency: s.fetchConcurrency, deadlineMs: FETCH_LIMIT_MS, out }),
+      ],
+      { cwd: ROOT, env: process.env, timeoutMs: FETCH_LIMIT_MS + 45_000 },
+    )
+    const cpu1 = cpuSeconds(pid)
+    const dbCpu1 = store.kind === 'embedded' ? descendantsCpuSeconds(pid) : undefined
+    if (r.code !== 0) throw new Error(`the load process failed (exit ${r.code}):\n${(r.stderr || r.stdout).trim().slice(-2000)}`)
+    const load = JSON.parse(readFileSync(out, 'utf8')) as LoadOut
+    rmSync(out, { force: true })
+    if (load.served.length === 0) throw new Error(`no fetch succeeded: ${load.firstError ?? JSON.stringify(load.statuses)}`)
+    const seconds = (load.endedAt - load.startedAt) / 1000
+
+    // ---- 4. the device actors' work: a sample over the API, then every device in the database ----
+    const drainStart = performance.now()
+    const sample = load.served.slice(-16)
+    const idOf = new Map(devices.map(([mac, , , id]) => [mac, id]))
+    const pending = new Set(sample)
+    while (pending.size > 0 && performance.now() - drainStart < DRAIN_LIMIT_MS) {
+      if (service.child.proc.exitCode !== null) throw new Error(`the service exited:\n${service.child.tail()}`)
+      for (const mac of [...pending]) {
+        const history = expectOk<{ data: { type: string }[] }>(
+          'GET provisioning-events',
+          await call(service.baseUrl, 'GET', `/v1/deskphones/${idOf.get(mac)}/provisioning-events`, { token: key, account: account.id }),
+        )
+        if (history.data.some((e) => e.type === 'provisioned')) pending.delete(mac)
+      }
+      if (pending.size > 0) await Bun.sleep(100)
+    }
+    // Then every device: the actors work through their messages in no set order.
+    let stillPending = Number.NaN
+    while (pending.size === 0 && performance.now() - drainStart < DRAIN_LIMIT_MS) {
+      stillPending = await countPendingSync(service, key, account.id)
+      if (stillPending === 0) break
+      await Bun.sleep(250)
+    }
+    const drainS = stillPending === 0 ? (performance.now() - drainStart) / 1000 : NaN
+    const cpu2 = cpuSeconds(pid)
+    const dbCpu2 = store.kind === 'embedded' ? descendantsCpuSeconds(pid) : undefined
+    await service.stop()
+    service = undefined
+    const counts = await withDatabase(store, async (q) => {
+      const [synced] = await q<{ n: number }>(`select count(*)::int as n from devices where status = 'synced'`)
+      const [rows] = await q<{ n: number; devices: number }>(
+        `select count(*)::int as n, count(distinct device_id)::int as devices from provisioning_events where type = 'provisioned'`,
+      )
+      const [events] = await q<{ n: number }>(`select count(*)::int as n from events where type = 'device.provisioned'`)
+      return { synced: synced?.n ?? 0, provisionedRows: rows?.n ?? 0, devicesWithOneProvisioned: rows?.devices ?? 0, provisionedEvents: events?.n ?? 0 }
+    })
+    return {
+      backend,
+      where,
+      setupS,
+      lines,
+      restartS,
+      fetched: load.served.length,
+      errors: load.failed,
+      statuses: load.statuses,
+      firstError: load.firstError,
+      fetchesPerSec: seconds > 0 ? load.served.length / seconds : 0,
+      seconds,
+      challenge: latencyOf(load.challengeMs),
+      auth: latencyOf(load.authMs),
+      exchange: latencyOf(load.exchangeMs),
+      serviceCpuUsPerFetch: cpu0 !== undefined && cpu1 !== undefined ? ((cpu1 - cpu0) * 1e6) / load.served.length : undefined,
+      databaseCpuUsPerFetch: dbCpu0 !== undefined && dbCpu1 !== undefined ? ((dbCpu1 - dbCpu0) * 1e6) / load.served.length : undefined,
+      drainS,
+      serviceCpuUsToSynced: cpu0 !== undefined && cpu2 !== undefined ? ((cpu2 - cpu0) * 1e6) / load.served.length : undefined,
+      databaseCpuUsToSynced: dbCpu0 !== undefined && dbCpu2 !== undefined ? ((dbCpu2 - dbCpu0) * 1e6) / load.served.length : undefined,
+      ...counts,
+    }
+  } finally {
+    await service?.stop()
+    rmSync(devicesFile, { force: true })
+    await cleanup()
+  }
+}
+
+function verdict(o: Outcome, s: Settings): string[] {
+  const why: string[] = []
+  if ((o.fetchesPerSec ?? 0) < GOAL.minFetchesPerSec) why.push(`${num(o.fetchesPerSec)} fetches/s < ${num(GOAL.minFetchesPerSec)}`)
+  if (!((o.exchange?.p99 ?? NaN) < GOAL.maxP99Ms)) why.push(`exchange p99 ${num(o.exchange?.p99, 1)} ms ≥ ${GOAL.maxP99Ms} ms`)
+  if (o.fetched !== s.devices) why.push(`${num(s.devices - (o.fetched ?? 0))} devices got no file`)
+  if (o.provisionedEvents !== s.devices) why.push(`${num(o.provisionedEvents)} device.provisioned events for ${num(s.devices)} devices`)
+  return why
+}
+
+function print(outcomes: Outcome[], s: Settings) {
+  const lines: string[] = []
+  for (const o of outcomes) {
+    if (o.skipped || o.failed) continue
+    console.log(`\n=== provisioning: ${LABEL[o.backend]}, ${num(s.devices)} devices, cold cache, ${s.fetchConcurrency} exchanges in flight ===`)
+    console.log(`  store       ${o.where}`)
+    console.log(
+      `  setup       ${num(s.devices)} desk phones, ${num(o.lines)} lines through POST /v1/deskphones in ${num(o.setupS, 1)} s (${num(s.devices / (o.setupS ?? NaN))}/s); restart to a fresh process ${num(o.restartS, 1)} s`,
+    )
+    console.log(`  fetches     ${num(o.fetched)} in ${num(o.seconds, 2)} s = ${num(o.fetchesPerSec)} fetches/s (each a 401 challenge and an authenticated 200)`)
+    console.log(`  latency     401 challenge     p50 ${num(o.challenge?.p50, 1)} ms, p99 ${num(o.challenge?.p99, 1)} ms, max ${num(o.challenge?.max, 0)} ms`)
+    console.log(`              authenticated GET p50 ${num(o.auth?.p50, 1)} ms, p99 ${num(o.auth?.p99, 1)} ms, max ${num(o.auth?.max, 0)} ms`)
+    console.log(`              whole exchange    p50 ${num(o.exchange?.p50, 1)} ms, p99 ${num(o.exchange?.p99, 1)} ms, max ${num(o.exchange?.max, 0)} ms`)
+    console.log(`  errors      ${num(o.errors)}${o.errors ? ` ${JSON.stringify(o.statuses)}; first: ${o.firstError}` : ''}`)
+    const database = (us: number | undefined) => (us !== undefined ? `, its PostgreSQL server ${num(us)} µs more` : '')
+    console.log(
+      `  CPU         while the load ran: the service ${num(o.serviceCpuUsPerFetch)} µs per fetch${database(o.databaseCpuUsPerFetch)}; until every device was synced: ${num(o.serviceCpuUsToSynced)} µs${database(o.databaseCpuUsToSynced)}`,
+    )
+    console.log(
+      `              (the service process: both requests, the lookups, the fetch's commit and the device actors' steps; the later figure also the bench's status polling${o.databaseCpuUsPerFetch === undefined ? '; the PostgreSQL server not measured' : ''})`,
+    )
+    if (o.drainS !== undefined && o.seconds !== undefined && Number.isFinite(o.drainS)) {
+      console.log(
+        `  end to end  ${num(o.provisionedEvents)} devices synced within ${num(o.seconds + o.drainS, 1)} s of the first fetch = ${num((o.provisionedEvents ?? 0) / (o.seconds + o.drainS))} devices provisioned/s`,
+      )
+    }
+    console.log(
+      `  provisioned ${num(o.provisionedEvents)} device.provisioned events, ${num(o.provisionedRows)} 'provisioned' history rows over ${num(o.devicesWithOneProvisioned)} devices, ${num(o.synced)} devices synced; every device synced ${Number.isNaN(o.drainS) ? `NOT within ${DRAIN_LIMIT_MS / 1000} s of the last fetch` : `${num(o.drainS, 2)} s after the last fetch`}`,
+    )
+  }
+  console.log(
+    `\ngoal: ≥ ${num(GOAL.minFetchesPerSec)} fetches/s with a cold cache on the embedded default, exchange p99 < ${GOAL.maxP99Ms} ms, each device provisioned once`,
+  )
+  for (const o of outcomes) {
+    const label = o.backend.padEnd(9)
+    if (o.skipped) lines.push(`  ${label} SKIPPED (${o.skipped})`)
+    else if (o.failed) lines.push(`  ${label} MISS (the run failed: ${o.failed.split('\n')[0]})`)
+    else {
+      const why = verdict(o, s)
+      const headline = o.backend === 'embedded' ? '' : ' (not the goal’s backend)'
+      lines.push(
+        `  ${label} ${num(o.fetchesPerSec)} fetches/s, exchange p99 ${num(o.exchange?.p99, 1)} ms (authenticated GET p99 ${num(o.auth?.p99, 1)} ms), ${num(o.provisionedEvents)}/${num(s.devices)} provisioned: ${why.length ? 'MISS' : 'PASS'}${why.length ? ` (${why.join('; ')})` : ''}${headline}`,
+      )
+    }
+  }
+  for (const l of lines) console.log(l)
+}
+
+export async function run(ctx: BenchContext): Promise<void> {
+  const s: Settings = {
+    devices: intEnv('BENCH_DEVICES', 10_000),
+    fetchConcurrency: intEnv('BENCH_FETCH_CONCURRENCY', 64),
+    setupConcurrency: intEnv('BENCH_SETUP_CONCURRENCY', 32),
+  }
+  const wanted = (process.env.BENCH_BACKENDS || BACKENDS.join(',')).split(',').map((x) => x.trim())
+  for (const b of wanted) if (!(BACKENDS as string[]).includes(b)) throw new Error(`BENCH_BACKENDS: unknown backend "${b}" (${BACKENDS.join(', ')})`)
+  // Ctrl-C: run.ts stops the processes and cleans up; start nothing more, report nothing.
+  let interrupted = false
+  const onSignal = () => (interrupted = true)
+  process.on('SIGINT', onSignal).on('SIGTERM', onSignal)
+  const outcomes: Outcome[] = []
+  for (const backend of BACKENDS) {
+    if (interrupted) return
+    if (!wanted.includes(backend)) continue
+    if (backend === 'postgres' && ctx.postgresUnavailable) {
+      const reason = `no PostgreSQL reachable at ${redact(ctx.databaseUrl)}: ${ctx.postgresUnavailable}`
+      console.log(`\n[postgres] skipped: ${reason}`)
+      outcomes.push({ backend, skipped: reason })
+      continue
+    }
+    try {
+      outcomes.push(await runBackend(ctx, backend, s))
+    } catch (e) {
+      if (interrupted) return
+      const msg = e instanceof Error ? e.message : String(e)
+      console.log(`\n[${backend}] failed: ${msg}`)
+      outcomes.push({ backend, failed: msg })
+    }
+  }
+  process.off('SIGINT', onSignal).off('SIGTERM', onSignal)
+  if (!interrupted) print(outcomes, s)
+}
