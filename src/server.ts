@@ -134,7 +134,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
     })
   } else if (worker) actors = embeddedWorkers(actorDeps)
   const actorMessages = durableActorMessages(clock)
-  const provisioning = phoneProvisioning({ db: database.db, config, clock, actorMessages, nonceKey: secrets.sessionKey })
+  const provisioning = phoneProvisioning({ db: database.db, config, clock, actorMessages, nonceKey: secrets.sessionKey, log })
   const app = createApp({
     actorMessages,
     provisioning,
@@ -215,6 +215,7 @@ function phoneProvisioning(o: {
   clock: Clock
   actorMessages: ReturnType<typeof durableActorMessages>
   nonceKey: Uint8Array
+  log: Logger
 }): (request: Request, clientAddress: string | null) => Promise<Response> {
   const addresses = new WeakMap<Request, string | null>()
   const handle = provisioningHandler({
@@ -222,6 +223,7 @@ function phoneProvisioning(o: {
     clock: o.clock,
     nonceKey: createHmac('sha256', o.nonceKey).update('provisioning digest nonces').digest(),
     clientAddress: (request) => addresses.get(request) ?? null,
+    onError: (err, during) => o.log.error({ err, during }, 'provisioning failed'),
   })
   return (request, clientAddress) => {
     addresses.set(request, clientAddress)

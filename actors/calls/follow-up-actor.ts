@@ -52,7 +52,8 @@ export function createSimKind(opts: SimKindOptions) {
       case 'voicemail':
         emit('voicemail.new', {
           voicemail_id: a.voicemail_id,
-          user_id: a.user_id,
+          // spec: user_id is omitted for a shared box (a routed sandbox call to one has no user)
+          ...(a.user_id ? { user_id: a.user_id } : {}),
           call_id: a.call_id,
           from_number: a.from_number,
           from_name: a.from_name,
@@ -136,6 +137,10 @@ export function createSimKind(opts: SimKindOptions) {
             .set({ transcript: SAMPLE_TRANSCRIPT(rec?.d ?? 10), updatedAt: now() })
             .where(eq(recordings.callId, a.call_id as string))
         })
+        return
+      case 'event':
+        // A routed sandbox call's queue.call.* event, computed by the queue machine when the call was planned (actors/calls/routed-simulation.ts).
+        emit(a.event as string, a.data as A)
         return
       case 'recording_summary':
         emit('recording.summary.complete', { call_id: a.call_id })

@@ -19,6 +19,9 @@ import type { requestContext } from '../plugins/request-context'
 import * as R from '../../src/schemas/routing'
 import { setNumberRoute } from '../../src/services/routing/number-routes'
 import { routingCheck } from './routing-check'
+import { buildRoutingConfig, route } from '../../actors/client'
+import { loadRoutingRows } from '../../src/services/routing/config'
+import { digitsOf, planView } from '../../src/services/routing/route-preview'
 
 const TAG = 'Phone Numbers'
 const rule = accountLevel()
@@ -31,6 +34,15 @@ const AvailableQuery = t.Object(
     state: t.Optional(t.String({ pattern: '^[A-Za-z]{2}$', description: 'two-letter state code, echoed upper-case in each offer' })),
     zip: t.Optional(t.String({ pattern: '^[0-9]{5}$', description: 'five-digit ZIP code, echoed in each offer' })),
     quantity: t.Optional(t.Integer({ minimum: 1, maximum: 100, default: 10, description: 'how many offers, 1 to 100 (default 10)' })),
+  },
+  { additionalProperties: false },
+)
+const RoutePreviewQuery = t.Object(
+  {
+    at: t.Optional(t.String({ format: 'date-time', description: 'when the call would arrive (schedules are read at this time); default now' })),
+    digits: t.Optional(
+      t.String({ pattern: '^[0-9*#-]{0,20}$', description: 'the caller’s menu input, one character per menu reached in order; "-" is no input' }),
+    ),
   },
   { additionalProperties: false },
 )
@@ -141,6 +153,34 @@ export function phoneNumberRoutes(deps: GatewayDeps, base: ReturnType<typeof req
           response: S.PhoneNumber,
           errors: { 404: ['phone_number_not_found'] },
         }),
+      },
+    )
+    .get(
+      '/v1/phone-numbers/:phone_number_id/route-preview',
+      async ({ auth, params, query }) => {
+        const accountId = auth.account!.id
+        const pn = await getPhoneNumber(deps.db, accountId, params.phone_number_id)
+        const config = buildRoutingConfig(await loadRoutingRows(deps.db, accountId))
+        const at = query.at ? new Date(query.at) : deps.clock.now()
+        const digits = digitsOf(query.digits)
+        const plan = route(config, { entry: { type: 'number', number: pn.number }, digits }, at)
+        return { object: 'route_preview' as const, phone_number: pn.id, number: pn.number, at: at.toISOString(), digits, steps: planView(plan) }
+      },
+      {
+        params: t.Object({ phone_number_id: Id() }),
+        query: RoutePreviewQuery,
+        detail: {
+          ...op('previewPhoneNumberRoute', {
+            summary: 'Preview what a call to the number would do (extension)',
+            description:
+              'Extension beyond the spec (x-extension); works with live and test keys and places no call. The routing engine’s plan for a call to the number arriving at `at` with menu input `digits`, step by step: the same plan a call (and POST /v1/test_helpers/inbound_calls) follows. Users are taken as available (presence other than dnd never changes a plan). A menu reached without a digit ends the plan with a gather step. A released number has no routing: a single hangup step, reason unknown_destination.',
+            tag: TAG,
+            auth: rule,
+            response: R.RoutePreview,
+            errors: { 404: ['phone_number_not_found'] },
+          }),
+          'x-extension': true,
+        },
       },
     )
     .post(

@@ -4,21 +4,25 @@
  * retried, ordered webhook path.
  */
 import { Elysia } from 'elysia'
-import { CALL_KIND, planSimulation, spawnInTx, type TimerRow } from '../../actors/client'
+import { buildRoutingConfig, CALL_KIND, planRoutedCall, planSimulation, route, routeSimulated, SIM_KIND, spawnInTx, type TimerRow } from '../../actors/client'
 import { ApiError } from '../../src/errors'
 import { SAMPLE_PAYLOADS, SUPPORTED_TEST_EVENTS } from '../../src/events/catalog'
 import { appendEvents } from '../../src/events/outbox'
 import { newId } from '../../src/ids'
 import * as C from '../../src/schemas/calls'
 import * as S from '../../src/schemas/events'
+import * as R from '../../src/schemas/routing'
 import { assertUserOfAccount } from '../../src/services/accounts/users'
 import { startingCallView } from '../../src/services/calls/call-log'
 import { firstActiveNumber } from '../../src/services/numbers/phone-numbers'
+import { loadRoutingRows } from '../../src/services/routing/config'
+import { digitsOf, entryOf, planView, queueNames, withDndUsers } from '../../src/services/routing/route-preview'
 import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
 import type { requestContext } from '../plugins/request-context'
 
 const TAG = 'Test Helpers'
+const DEFAULT_CALLER = '+15555550123'
 const sandboxOnly = () => new ApiError(400, 'Test helpers work in sandbox mode only; use a sk_test_ key.', 'sandbox_only')
 
 export function testHelperRoutes(deps: GatewayDeps, base: ReturnType<typeof requestContext>) {
@@ -71,6 +75,89 @@ export function testHelperRoutes(deps: GatewayDeps, base: ReturnType<typeof requ
           response: C.TestCall,
           errors: { 400: ['sandbox_only', 'no_phone_number'] },
         }),
+      },
+    )
+    .post(
+      '/v1/test_helpers/inbound_calls',
+      async ({ auth, body, mutate }) => {
+        const account = auth.account!
+        const spawned: { kind: string; row: TimerRow }[] = []
+        const response = await mutate(async (tx) => {
+          spawned.length = 0 // a retried transaction starts over
+          if (account.mode !== 'test') throw sandboxOnly()
+          const rows = await loadRoutingRows(tx, account.id)
+          const entry = entryOf(rows, body.to)
+          if (!entry)
+            throw new ApiError(400, 'to is neither a phone number nor an extension of this account.', 'validation_error', {
+              to: 'is neither a phone number nor an extension of this account',
+            })
+          const users = new Set(rows.users.map((u) => u.id))
+          const strangers = Object.keys(body.outcomes ?? {}).filter((u) => !users.has(u))
+          if (strangers.length > 0)
+            throw new ApiError(
+              400,
+              'outcomes names users that are not of this account.',
+              'validation_error',
+              Object.fromEntries(strangers.map((u) => [`outcomes.${u}`, 'is not a user of this account'])),
+            )
+          const dnd = new Set(
+            Object.entries(body.outcomes ?? {})
+              .filter(([, o]) => o === 'dnd')
+              .map(([u]) => u),
+          )
+          const config = buildRoutingConfig(withDndUsers(rows, dnd))
+          const now = deps.clock.now()
+          // `at` is when the routing is evaluated (schedules); the simulated call itself runs now.
+          const at = body.at ? new Date(body.at) : now
+          const plan = routeSimulated((digits) => route(config, { entry: { type: entry.type, number: entry.number }, digits }, at), digitsOf(body.digits))
+          const owner = { platformId: account.platformId, accountId: account.id, mode: account.mode }
+          const sim = planRoutedCall(
+            {
+              owner,
+              plan,
+              to_number: body.to,
+              from_number: body.from_number ?? DEFAULT_CALLER,
+              from_name: body.from_name ?? null,
+              outcomes: body.outcomes,
+              talk_seconds: body.talk_seconds ?? 10,
+              hangup_after_seconds: body.hangup_after_seconds,
+              queue_names: queueNames(rows),
+            },
+            now,
+            { call: newId('call') },
+          )
+          const callId = sim.call.call_id
+          // The call and its queue events start with the 200 (one commit), as with createTestCall.
+          spawned.push({ kind: CALL_KIND, row: await spawnInTx(tx, deps.clock, CALL_KIND, callId, sim.call, { timers: sim.script }) })
+          if (sim.queue_events) spawned.push({ kind: SIM_KIND, row: await spawnInTx(tx, deps.clock, SIM_KIND, sim.queue_events.id, sim.queue_events.input) })
+          return {
+            resource: callId,
+            body: {
+              id: callId,
+              object: 'test_inbound_call',
+              at: at.toISOString(),
+              plan: planView(plan),
+              expected: { status: sim.outcome.status, answered_by: sim.outcome.answered_by },
+            },
+          }
+        })
+        for (const s of spawned) await deps.actors?.wake(s.kind, s.row.actorId, [s.row]).catch(() => {})
+        return response
+      },
+      {
+        body: R.CreateTestInboundCallRequest,
+        detail: {
+          ...op('createTestInboundCall', {
+            summary: 'Simulate an inbound call through the account’s routing (sandbox only; extension)',
+            description:
+              'Extension beyond the spec (x-extension). Places a simulated inbound call to one of the account’s numbers or extensions and lets it follow the account’s routing: the plan of the routing engine at `at` (default now; schedules are read at that time) is played on durable timers, with each user reacting as `outcomes` says (omitted: the first user rung answers after 3 s). Ring steps ring their users (one call.ringing per user, one call_id); a sequential group rings the next member when the previous one’s ring time runs out; busy users decline at once (when every user of a step is busy, the step ends after 1 s); dnd users are never rung; a voicemail step takes a message of talk_seconds (voicemail.new, without user_id for a shared box); a queue step is played through the queue machine (queue.call.queued, dispatched (offers ring 15 s), answered and completed, or abandoned when the caller hangs up at hangup_after_seconds, or timed_out at the queue’s max wait, then the timeout target); a number routed to nothing drops the call (call.end no-answer, never rung); a menu without a digit in `digits` takes the no-input branch. Voice apps and AI agents are not simulated: the call ends when the caller hangs up after talk_seconds. Every call.* event comes from the call machine, queue.call.* from the queue machine. The response carries the plan (as GET /v1/phone-numbers/{id}/route-preview shows it) and the expected end. 400: sandbox_only; validation_error naming to or outcomes.<user>.',
+            tag: TAG,
+            auth: accountLevel(),
+            response: R.TestInboundCall,
+            errors: { 400: ['sandbox_only'] },
+          }),
+          'x-extension': true,
+        },
       },
     )
     .post(

@@ -12,7 +12,7 @@
 import type { Config } from '../../src/config'
 import type { Db } from '../../src/db/client'
 import type { ActorMessages } from '../../src/services/deps'
-import { deviceForProvisioning, type ProvisioningView } from '../../src/services/devices/provisioning-read'
+import { deviceForProvisioning, provisioningLogin, type ProvisioningView } from '../../src/services/devices/provisioning-read'
 import { DEVICE_ACTOR } from '../../src/services/devices/records'
 import type { ProvisioningConfig } from './config'
 import type { ConfigFailure, ConfigFetch, ProvisioningDirectoryEntry } from './http'
@@ -64,9 +64,17 @@ export function provisioningDirectory(deps: DirectoryDeps) {
     async lookupByMac(mac: string, request: Request): Promise<ProvisioningDirectoryEntry | undefined> {
       const account = accountOfPath(new URL(request.url).pathname)
       if (!account) return undefined
-      const view = await deviceForProvisioning(deps.db, mac)
-      if (!view || view.device.accountId !== account || !view.provisioning_credentials) return undefined
-      return { config: provisioningConfigOf(view, deps.config.sipPort), credentials: view.provisioning_credentials }
+      // The login first (one statement); the whole configuration only for a phone that proved who it is.
+      const login = await provisioningLogin(deps.db, mac)
+      if (!login || login.accountId !== account) return undefined
+      return {
+        credentials: login.credentials,
+        config: async () => {
+          const view = await deviceForProvisioning(deps.db, mac)
+          if (!view) throw new Error('the device was deleted during its fetch')
+          return provisioningConfigOf(view, deps.config.sipPort)
+        },
+      }
     },
     /** Only the device's own file is its configuration; shared files (common settings, file lists) are not a provisioning. */
     async recordFetch(f: ConfigFetch): Promise<void> {

@@ -26,7 +26,12 @@ export interface DeviceCredentials {
 }
 
 export interface ProvisioningDirectoryEntry {
-  config: ProvisioningConfig
+  /**
+   * The device's configuration, or how to read it: a directory can answer the
+   * credentials cheaply and read the whole configuration only for a phone that
+   * proved who it is.
+   */
+  config: ProvisioningConfig | (() => Promise<ProvisioningConfig>)
   credentials: DeviceCredentials
 }
 
@@ -66,6 +71,8 @@ export interface ProvisioningHandlerDeps {
   maxTrackedNonces?: number
   /** The phone's address for the events (e.g. Bun's `server.requestIP`). */
   clientAddress?(request: Request): string | null | undefined
+  /** Told of every unexpected error behind a 500 (the phone only sees generation_failed). */
+  onError?(error: unknown, during: string): void
   /** Accept Basic over plain HTTP (development only). */
   allowBasicWithoutTls?: boolean
 }
@@ -138,17 +145,28 @@ export function provisioningHandler(deps: ProvisioningHandlerDeps): (request: Re
         return errorResponse(400, 'This phone vendor or model is not supported.', 'unsupported_vendor')
     }
 
+    // A request without credentials gets its challenge before any lookup: the same
+    // answer for every MAC, known or not, and no work for the first half of every fetch.
+    if (parseAuthorization(request.headers.get('authorization')) === undefined) return challenge(request, false)
+
     let entry: ProvisioningDirectoryEntry | undefined
     try {
       entry = await deps.lookupByMac(claim.mac, request)
-    } catch {
+    } catch (error) {
+      deps.onError?.(error, 'device lookup')
       return errorResponse(500, 'The provisioning file could not be generated; retry later.', 'generation_failed')
     }
     const verdict = authenticate(request, entry?.credentials ?? NO_SUCH_DEVICE)
     if (!entry || verdict !== 'ok') return challenge(request, entry !== undefined && verdict === 'stale')
 
+    let config: ProvisioningConfig
+    try {
+      config = typeof entry.config === 'function' ? await entry.config() : entry.config
+    } catch (error) {
+      deps.onError?.(error, 'configuration read')
+      return errorResponse(500, 'The provisioning file could not be generated; retry later.', 'generation_failed')
+    }
     // Identified: from here on every outcome is recorded.
-    const { config } = entry
     const now = deps.clock.now()
     const fail = async (code: ConfigFailure['errorCode'], status: number, message: string, details?: Record<string, string>) => {
       // The phone gets its answer even if the event could not be written; the next attempt records again.
@@ -196,7 +214,8 @@ export function provisioningHandler(deps: ProvisioningHandlerDeps): (request: Re
     try {
       // A HEAD only asks whether the file changed; it configures nothing, so it is not a fetch.
       if (request.method === 'GET') await deps.recordFetch(fetched)
-    } catch {
+    } catch (error) {
+      deps.onError?.(error, 'fetch record')
       // Serving a file whose fetch was not recorded would leave the device pending-sync with a phone already configured.
       return errorResponse(500, 'The provisioning file could not be generated; retry later.', 'generation_failed')
     }

@@ -303,3 +303,112 @@ export const SetPhoneNumberRouteRequest = Body({
   target: T.Optional(Nullable(TargetId('where inbound calls go'))),
   mode: T.Optional(RouteMode),
 })
+
+// ---------------------------------------------------------------- route preview and routed sandbox calls (extensions beyond the spec)
+
+const StepSource = T.Object(
+  {
+    type: T.String({ description: 'phone_number, extension, user, ring_group, queue, dial_plan, voicemail_box or voice_app' }),
+    id: T.String({ description: 'the object’s ID (for an extension, its number)' }),
+    node: T.Optional(T.String({ description: 'the dial plan node, for a step of a dial plan' })),
+  },
+  { title: 'RouteStepSource', description: 'The routing object the step comes from.' },
+)
+export const RouteStep = T.Object(
+  {
+    kind: T.Union(
+      ['ring', 'enqueue', 'play', 'notify', 'menu', 'voicemail', 'voice_app', 'ai_agent', 'hangup', 'gather'].map((k) => T.Literal(k)),
+      {
+        description:
+          'ring: these users’ devices at once for timeout_seconds (a sequential ring group is one ring step per member); enqueue: wait in queue (agents ring) up to max_wait_seconds; play: a clip; notify: a notify-mode voice app is told, the call goes on; menu: a menu answered with digit (null: no input or an unlisted digit, the default branch); the last step ends the plan: voicemail, voice_app (takes the call), ai_agent, hangup (reason), gather (a menu waiting for a digit: the call is routed again from node with it).',
+      },
+    ),
+    users: T.Optional(T.Array(T.String())),
+    timeout_seconds: T.Optional(T.Integer()),
+    queue: T.Optional(T.String()),
+    agents: T.Optional(T.Array(T.String(), { description: 'queue members who are not dnd, in dispatch order' })),
+    max_wait_seconds: T.Optional(T.Integer()),
+    clip: T.Optional(T.String()),
+    prompt: T.Optional(Nullable(T.String())),
+    digit: T.Optional(Nullable(T.String())),
+    app: T.Optional(T.String({ description: 'voice app ID' })),
+    ai_agent: T.Optional(T.String({ description: 'AI agent ID' })),
+    voicemail_box: T.Optional(
+      T.Object({ type: T.Union([T.Literal('user'), T.Literal('shared')]), id: T.String({ description: 'the user or the shared voicemail box' }) }),
+    ),
+    reason: T.Optional(
+      T.String({
+        description:
+          'hangup: dropped (the number routes to nothing), no_answer (everything tried went unanswered), hangup_node, unknown_destination, inactive_extension, loop',
+      }),
+    ),
+    dial_plan: T.Optional(T.String()),
+    node: T.Optional(T.String()),
+    options: T.Optional(T.Array(T.String(), { description: 'gather: the digits the menu lists' })),
+    source: Nullable(StepSource),
+  },
+  { title: 'RouteStep', description: 'One step of a call’s routing, in the order the call goes through them. Only the fields of its kind are present.' },
+)
+export const RoutePreview = T.Object(
+  {
+    object: T.Literal('route_preview'),
+    phone_number: T.String({ description: 'phone number ID' }),
+    number: T.String({ description: 'E.164' }),
+    at: DateTime(),
+    digits: T.Array(Nullable(T.String())),
+    steps: T.Array(RouteStep),
+  },
+  {
+    title: 'RoutePreview',
+    description:
+      'Extension beyond the spec. What a call to the number would go through at `at`: the plan of the routing engine, step by step. A step that ends unanswered (a ring timeout, a queue’s max wait) goes on to the next; the call stops at the first that connects.',
+  },
+)
+const UserOutcome = T.Union([T.Literal('answer'), T.Literal('no-answer'), T.Literal('busy'), T.Literal('dnd')])
+export const CreateTestInboundCallRequest = Body({
+  to: T.String({
+    minLength: 1,
+    maxLength: 32,
+    pattern: '^(\\+[1-9]\\d{1,14}|[0-9]{1,16})$',
+    description: 'one of the account’s phone numbers (E.164) or an extension number',
+  }),
+  from_number: T.Optional(T.String({ pattern: '^\\+[1-9]\\d{1,14}$', maxLength: 16, description: 'the caller; default +15555550123' })),
+  from_name: T.Optional(Nullable(T.String({ maxLength: 100 }))),
+  digits: T.Optional(
+    T.String({
+      pattern: '^[0-9*#-]{0,20}$',
+      description: 'the caller’s menu input, one character per menu reached in order; "-" is no input; menus past the end get no input',
+    }),
+  ),
+  at: T.Optional(DateTime()),
+  outcomes: T.Optional(
+    T.Record(T.String({ minLength: 1, maxLength: 64 }), UserOutcome, {
+      description:
+        'user ID → how that user reacts when rung: answer, no-answer (rings out), busy (declines at once), dnd (is dnd for this call: never rung). Omitted: the first user rung answers. Given: only users marked answer answer.',
+    }),
+  ),
+  talk_seconds: T.Optional(T.Integer({ minimum: 0, maximum: 120, description: 'seconds of talk once answered, or the voicemail message length; default 10' })),
+  hangup_after_seconds: T.Optional(
+    T.Integer({
+      minimum: 0,
+      maximum: 3600,
+      description: 'the caller hangs up this many seconds after the call arrives unless answered by then (abandons a queue)',
+    }),
+  ),
+})
+export const TestInboundCall = T.Object(
+  {
+    id: T.String({ description: 'the started call' }),
+    object: T.Literal('test_inbound_call'),
+    at: DateTime(),
+    plan: T.Array(RouteStep),
+    expected: T.Object(
+      {
+        status: T.Union([T.Literal('completed'), T.Literal('no-answer'), T.Literal('busy'), T.Literal('voicemail')]),
+        answered_by: Nullable(T.String()),
+      },
+      { description: 'how the script ends: the call.end status and the user who answers' },
+    ),
+  },
+  { title: 'TestInboundCall', description: 'Extension beyond the spec: a simulated inbound call that follows the account’s routing.' },
+)

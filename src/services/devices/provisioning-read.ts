@@ -5,6 +5,7 @@
  */
 import { asc, eq, inArray } from 'drizzle-orm'
 import type { Db } from '../../db/client'
+import { statement } from '../../db/statements'
 import { accounts, deviceLines, devices, extensions, users } from '../../db/schema'
 import { effectiveButtons, type EffectiveButton } from './buttons'
 import { modelOf, normaliseMac, type PhoneModel } from './catalogue'
@@ -40,6 +41,28 @@ export interface ProvisioningView {
   handsets: { device: DeviceRow; buttons: EffectiveButton[] }[]
 }
 
+const LOGIN_BY_MAC = statement<{ id: string; account_id: string; provisioning_username: string | null; provisioning_password_sealed: string | null }>(
+  'select id, account_id, provisioning_username, provisioning_password_sealed from devices where mac_address = $1',
+)
+
+/**
+ * What a phone asking for its file must prove: the device's provisioning login, and
+ * its account (phones fetch under their account's URL). One statement, because
+ * every authenticated fetch starts here.
+ */
+export async function provisioningLogin(db: Db, mac: string) {
+  const normal = normaliseMac(mac)
+  if (!normal) return undefined
+  const [row] = await LOGIN_BY_MAC.rows(db, [normal])
+  if (!row?.provisioning_username || !row.provisioning_password_sealed) return undefined
+  const sealer = await credentialSealer(db)
+  return {
+    deviceId: row.id,
+    accountId: row.account_id,
+    credentials: { username: row.provisioning_username, password: sealer.open(row.provisioning_password_sealed) },
+  }
+}
+
 /** The device with this MAC (any accepted spelling), or undefined when none is registered. */
 export async function deviceForProvisioning(db: Db, mac: string): Promise<ProvisioningView | undefined> {
   const normal = normaliseMac(mac)
@@ -47,7 +70,8 @@ export async function deviceForProvisioning(db: Db, mac: string): Promise<Provis
   const [device] = await db.select().from(devices).where(eq(devices.macAddress, normal))
   if (!device) return undefined
   const [account] = await db.select().from(accounts).where(eq(accounts.id, device.accountId))
-  const handsets = device.type === 'dect_base' ? await db.select().from(devices).where(eq(devices.baseId, device.id)).orderBy(asc(devices.createdAt), asc(devices.id)) : []
+  const handsets =
+    device.type === 'dect_base' ? await db.select().from(devices).where(eq(devices.baseId, device.id)).orderBy(asc(devices.createdAt), asc(devices.id)) : []
   const lineRows = await db
     .select()
     .from(deviceLines)

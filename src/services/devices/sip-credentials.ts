@@ -37,9 +37,13 @@ function sealerFrom(key: Buffer): Sealer {
 
 // The key never changes once made; reading it on every line view would cost a query each.
 const cached = new Map<string, Sealer>()
+// Per database handle: a process's root handle reads the key once (a transaction's handle is new each time).
+const byHandle = new WeakMap<Db, Sealer>()
 
 /** The sealer of this database's key (made on first use). `db` may be a transaction. */
 export async function credentialSealer(db: Db): Promise<Sealer> {
+  const known = byHandle.get(db)
+  if (known) return known
   const read = async () => (await db.select().from(settings).where(eq(settings.key, KEY_SETTING)))[0]?.value
   let value = await read()
   if (value === undefined) {
@@ -54,6 +58,7 @@ export async function credentialSealer(db: Db): Promise<Sealer> {
     s = sealerFrom(Buffer.from(value, 'base64url'))
     cached.set(value, s)
   }
+  byHandle.set(db, s)
   return s
 }
 
