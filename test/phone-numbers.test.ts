@@ -433,4 +433,64 @@ describe('phone numbers', () => {
       expect((await t.call('GET', '/v1/phone-number-orders', live)).body.data).toEqual([])
     })
   })
+
+  describe('reassign (POST /v1/phone-numbers/{id}/reassign)', () => {
+    const reassign = (c: Creds, id: string, body: unknown) => t.call('POST', `/v1/phone-numbers/${id}/reassign`, { ...c, body })
+    const numberId = async (c: Ctx, number: string) =>
+      (await t.call('GET', '/v1/phone-numbers?limit=100', c)).body.data.find((p: any) => p.number === number).id as string
+
+    test('moves the number to another account of the platform; its routing stays behind', async () => {
+      const a = await ctx()
+      const b = await ctx(a.key)
+      const [n] = await fresh(a, 1)
+      await orderOk(a, [n!])
+      const id = await numberId(a, n!)
+      const user = (await t.call('POST', '/v1/users', { ...a, body: { email: 'route@example.com' } })).body.id
+      expect((await t.call('POST', `/v1/phone-numbers/${id}/route`, { ...a, body: { target: user } })).status).toBe(200)
+      const r = await reassign(a, id, { account: b.account })
+      expect(r.status).toBe(200)
+      expect(r.body).toMatchObject({ id, number: n, status: 'active' })
+      expect(await heldNumbers(a)).toEqual([])
+      expect(await heldNumbers(b)).toEqual([n])
+      expect((await t.call('GET', `/v1/phone-numbers/${id}`, a)).status).toBe(404)
+      // On the new account it rings every user until routed there.
+      const route = await t.call('GET', `/v1/phone-numbers/${id}/route-preview`, b)
+      expect(route.status).toBe(200)
+      expect(JSON.stringify(route.body)).not.toContain(user)
+    })
+
+    test('the gaining account’s cap: 409 phone_number_limit_exceeded, nothing moved', async () => {
+      const a = await ctx()
+      const b = await ctx(a.key)
+      expect((await setCap(b, 0)).status).toBe(200)
+      const [n] = await fresh(a, 1)
+      await orderOk(a, [n!])
+      const id = await numberId(a, n!)
+      const r = await reassign(a, id, { account: b.account })
+      expect(r.status).toBe(409)
+      expect(r.body.code).toBe('phone_number_limit_exceeded')
+      expect(await heldNumbers(a)).toEqual([n])
+    })
+
+    test('bad targets are 400 naming account; an unknown number is 404; sessions cannot move numbers', async () => {
+      const a = await ctx()
+      const stranger = await ctx()
+      const [n] = await fresh(a, 1)
+      await orderOk(a, [n!])
+      const id = await numberId(a, n!)
+      for (const account of [a.account, stranger.account, 'acct_nothing']) {
+        const r = await reassign(a, id, { account })
+        expect(r.status).toBe(400)
+        expect(Object.keys(r.body.details)).toEqual(['account'])
+      }
+      expect((await reassign(a, id, {})).status).toBe(400)
+      expect((await reassign(a, 'pn_nothing', { account: stranger.account })).status).toBe(404)
+      const session = await t.call('POST', '/v1/account_sessions', {
+        key: a.key,
+        body: { account: a.account, components: { account_onboarding: { enabled: true } } },
+      })
+      expect((await reassign({ key: session.body.client_secret }, id, { account: stranger.account })).status).toBe(403)
+      expect(await heldNumbers(a)).toEqual([n])
+    })
+  })
 })

@@ -11,6 +11,7 @@ import {
   listPhoneNumbers,
   phoneNumberOrderView,
   phoneNumberView,
+  reassignPhoneNumber,
 } from '../../src/services/numbers/phone-numbers'
 import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
@@ -181,6 +182,27 @@ export function phoneNumberRoutes(deps: GatewayDeps, base: ReturnType<typeof req
           }),
           'x-extension': true,
         },
+      },
+    )
+    .post(
+      '/v1/phone-numbers/:phone_number_id/reassign',
+      ({ auth, params, body, mutate }) =>
+        mutate(async (tx) => {
+          const moved = await reassignPhoneNumber(tx, deps.clock, auth.account!, params.phone_number_id, body)
+          return { resource: params.phone_number_id, body: phoneNumberView(moved) }
+        }),
+      {
+        params: t.Object({ phone_number_id: Id() }),
+        body: S.ReassignPhoneNumberRequest,
+        detail: op('reassignPhoneNumber', {
+          summary: 'Move a number to another account',
+          description:
+            'The number moves to another account of the same platform and mode (Service-Account names the account that holds it now) and counts against that account’s cap (409 phone_number_limit_exceeded). Its inbound routing stays behind: on the new account it rings every user until routed. Account sessions cannot move numbers: this is the platform’s decision.',
+          tag: TAG,
+          auth: rule,
+          response: S.PhoneNumber,
+          errors: { 404: ['phone_number_not_found'], 409: ['phone_number_limit_exceeded'] },
+        }),
       },
     )
     .post(

@@ -1,5 +1,5 @@
 /** Phone numbers, number orders and available-number offers (sandbox range +1500555xxxx). */
-import { Body, DateTime, E164, Nullable, T } from './common'
+import { Body, DateTime, E164, Id, Nullable, T } from './common'
 
 export const PHONE_NUMBER_STATUSES = ['active', 'inactive', 'pending', 'released'] as const
 export const ORDER_STATUSES = ['pending', 'complete', 'partial', 'failed'] as const
@@ -51,3 +51,5 @@ export const CreatePhoneNumberOrderRequest = Body({
     description: '1 to 100 distinct E.164 numbers; in sandbox each must be in +15005550000..+15005559999',
   }),
 })
+
+export const ReassignPhoneNumberRequest = Body({ account: Id() }, 'account: the account that takes the number (same platform, same mode)')

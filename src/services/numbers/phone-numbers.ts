@@ -5,11 +5,11 @@
  * covers every status but released). Live mode has no carrier in this
  * deployment: searching and ordering answer 502 carrier_unavailable.
  */
-import { and, eq, inArray, ne, sql } from 'drizzle-orm'
+import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm'
 import type { Clock } from '../../clock'
 import { type Db, queryRows } from '../../db/client'
 import { selectRows } from '../../db/statements'
-import { accounts, phoneNumberOrders, phoneNumbers } from '../../db/schema'
+import { accounts, phoneNumberOrders, phoneNumberRoutes, phoneNumbers } from '../../db/schema'
 import { ApiError, badRequest, conflict, notFound, ValidationError } from '../../errors'
 import { newId } from '../../ids'
 import { keysetPage, type PageRequest } from '../../pagination'
@@ -261,4 +261,45 @@ export async function firstActiveNumber(db: Db, accountId: string): Promise<Phon
 export async function activeNumberOfAccount(db: Db, accountId: string, number: string): Promise<PhoneNumberRow | undefined> {
   const [row] = await selectRows(db, phoneNumbers, sql`where account_id = ${accountId} and number = ${number} and status = 'active'`)
   return row
+}
+
+/**
+ * POST /v1/phone-numbers/{id}/reassign: the number moves to another account of the
+ * same platform and mode, counting against that account's cap. Its inbound routing
+ * stays behind (it named the losing account's objects): on the gaining account the
+ * number rings every user until it is routed there. Both accounts are locked in id
+ * order, so two reassigns in opposite directions cannot deadlock and a cap is never
+ * overrun by racing moves.
+ */
+export async function reassignPhoneNumber(
+  tx: Db,
+  clock: Clock,
+  from: { id: string; platformId: string; mode: Mode },
+  phoneNumberId: string,
+  input: { account: string },
+): Promise<PhoneNumberRow> {
+  const pn = await getPhoneNumber(tx, from.id, phoneNumberId)
+  if (input.account === from.id) throw new ValidationError({ account: 'is already the account of this number' })
+  const locked = await tx
+    .select({ id: accounts.id, platformId: accounts.platformId, mode: accounts.mode, config: accounts.config })
+    .from(accounts)
+    .where(inArray(accounts.id, [from.id, input.account]))
+    .orderBy(asc(accounts.id))
+    .for('update')
+  const to = locked.find((a) => a.id === input.account)
+  // Another platform's account reads exactly like no account at all.
+  if (!to || to.platformId !== from.platformId || to.mode !== from.mode) {
+    throw new ValidationError({ account: `is not a ${from.mode === 'test' ? 'sandbox' : 'live'} account of this platform` })
+  }
+  const cap = to.config.max_phone_numbers ?? DEFAULT_ACCOUNT_CONFIG.max_phone_numbers
+  const held = await heldCount(tx, to.id)
+  if (held + 1 > cap) {
+    throw conflict(
+      `Account ${to.id} holds ${held} phone number${held === 1 ? '' : 's'} and its cap is ${cap}; this number would exceed it.`,
+      'phone_number_limit_exceeded',
+    )
+  }
+  await tx.delete(phoneNumberRoutes).where(eq(phoneNumberRoutes.phoneNumberId, pn.id))
+  const [moved] = await tx.update(phoneNumbers).set({ accountId: to.id, updatedAt: clock.now() }).where(eq(phoneNumbers.id, pn.id)).returning()
+  return moved!
 }
