@@ -12,6 +12,7 @@ import { createHash, randomBytes } from 'node:crypto'
 import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import { openDatabase } from '../src/db/client'
+import { SERVICE_SETTINGS } from './support/service-process'
 import { freshDataDir } from './support/data-dir'
 import postgres from 'postgres'
 import { callApi, sampleAccount } from './support/service'
@@ -22,40 +23,9 @@ const ADMIN = 'operator-test-admin-token-0123456789'
 const START_TIMEOUT_MS = 45_000
 const SLOW = 60_000
 
-/** Every setting the service reads: cleared from the inherited environment so each process gets exactly what a test gives it. */
-const SETTINGS = [
-  'PORT',
-  'HOST',
-  'BASE_URL',
-  'DATA_DIR',
-  'DATABASE_URL',
-  'NATS_URL',
-  'VOICE_TEST_KEY',
-  'VOICE_LIVE_KEY',
-  'VOICE_LIVE_ENABLED',
-  'VOICE_ADMIN_TOKEN',
-  'VOICE_CLOCK_SPEED',
-  'WEBHOOK_RETRY_INTERVAL_S',
-  'WEBHOOK_TIMEOUT_S',
-  'WEBHOOK_ALLOW_PRIVATE_TARGETS',
-  'SIP_PORT',
-  'SIP_HOST',
-  'RTP_PORT_MIN',
-  'RTP_PORT_MAX',
-  'SMTP_URL',
-  'MAIL_FROM',
-  'EVENT_STREAM_HEARTBEAT_S',
-  'EVENT_STREAM_POLL_S',
-  'SHARD_LEASE_MS',
-  'EMBEDDED_DATABASE',
-  'RATE_LIMIT_PER_SECOND',
-  'RATE_LIMIT_BURST',
-  'LOG_LEVEL',
-]
-
 function baseEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !SETTINGS.includes(k)) env[k] = v
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !SERVICE_SETTINGS.includes(k)) env[k] = v
   // NATS is only configuration for now; pass it through so the distributed run covers it.
   if (process.env.NATS_URL) env.NATS_URL = process.env.NATS_URL
   return { ...env, HOST: '127.0.0.1', SIP_PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_PER_SECOND: '0', ...extra }

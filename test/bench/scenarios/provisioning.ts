@@ -43,6 +43,7 @@ import { redact } from '../lib/postgres'
 import { onCleanup, runCaptured } from '../lib/processes'
 import { call, ROOT, sampleAccount, type Server, startServer } from '../lib/service'
 import type { BenchContext } from '../run'
+import { eachBackend } from '../lib/backends'
 
 export const GOAL = { minFetchesPerSec: 2000, maxP99Ms: 50 }
 
@@ -419,31 +420,10 @@ export async function run(ctx: BenchContext): Promise<void> {
     fetchConcurrency: intEnv('BENCH_FETCH_CONCURRENCY', 64),
     setupConcurrency: intEnv('BENCH_SETUP_CONCURRENCY', 32),
   }
-  const wanted = (process.env.BENCH_BACKENDS || BACKENDS.join(',')).split(',').map((x) => x.trim())
-  for (const b of wanted) if (!(BACKENDS as string[]).includes(b)) throw new Error(`BENCH_BACKENDS: unknown backend "${b}" (${BACKENDS.join(', ')})`)
-  // Ctrl-C: run.ts stops the processes and cleans up; start nothing more, report nothing.
-  let interrupted = false
-  const onSignal = () => (interrupted = true)
-  process.on('SIGINT', onSignal).on('SIGTERM', onSignal)
-  const outcomes: Outcome[] = []
-  for (const backend of BACKENDS) {
-    if (interrupted) return
-    if (!wanted.includes(backend)) continue
-    if (backend === 'postgres' && ctx.postgresUnavailable) {
-      const reason = `no PostgreSQL reachable at ${redact(ctx.databaseUrl)}: ${ctx.postgresUnavailable}`
-      console.log(`\n[postgres] skipped: ${reason}`)
-      outcomes.push({ backend, skipped: reason })
-      continue
-    }
-    try {
-      outcomes.push(await runBackend(ctx, backend, s))
-    } catch (e) {
-      if (interrupted) return
-      const msg = e instanceof Error ? e.message : String(e)
-      console.log(`\n[${backend}] failed: ${msg}`)
-      outcomes.push({ backend, failed: msg })
-    }
-  }
-  process.off('SIGINT', onSignal).off('SIGTERM', onSignal)
-  if (!interrupted) print(outcomes, s)
+  const results = await eachBackend(ctx, BACKENDS, (backend) => runBackend(ctx, backend, s))
+  if (!results) return
+  print(
+    results.map((r) => ('outcome' in r ? r.outcome : r)),
+    s,
+  )
 }

@@ -37,6 +37,7 @@ import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import type { BenchContext } from '../run'
+import { eachBackend } from '../lib/backends'
 import { cpuSeconds } from '../lib/cpu'
 import { redact } from '../lib/postgres'
 import { scratchPostgres } from '../../support/scratch-postgres'
@@ -509,31 +510,10 @@ export async function run(ctx: BenchContext): Promise<void> {
     directRate: intEnv('BENCH_DIRECT_RATE', GOAL.minEventsPerSec, 0),
     startedAt: performance.now(),
   }
-  const wanted = (process.env.BENCH_BACKENDS || BACKENDS.join(',')).split(',').map((x) => x.trim())
-  for (const b of wanted) if (!(BACKENDS as string[]).includes(b)) throw new Error(`BENCH_BACKENDS: unknown backend "${b}" (${BACKENDS.join(', ')})`)
-  // Ctrl-C: run.ts stops the processes and cleans up; start nothing more, report nothing.
-  let interrupted = false
-  const onSignal = () => (interrupted = true)
-  process.on('SIGINT', onSignal).on('SIGTERM', onSignal)
-  const outcomes: Outcome[] = []
-  for (const backend of BACKENDS) {
-    if (interrupted) return
-    if (!wanted.includes(backend)) continue
-    if (backend === 'postgres' && ctx.postgresUnavailable) {
-      const reason = `no PostgreSQL reachable at ${redact(ctx.databaseUrl)}: ${ctx.postgresUnavailable}`
-      console.log(`\n[postgres] skipped: ${reason}`)
-      outcomes.push(emptyOutcome(backend, { skipped: reason }))
-      continue
-    }
-    try {
-      outcomes.push(...(await runBackend(ctx, backend, s)))
-    } catch (e) {
-      if (interrupted) return
-      const msg = e instanceof Error ? e.message : String(e)
-      console.log(`\n[${backend}] failed: ${msg}`)
-      outcomes.push(emptyOutcome(backend, { failed: msg }))
-    }
-  }
-  process.off('SIGINT', onSignal).off('SIGTERM', onSignal)
-  if (!interrupted) printOutcomes(outcomes, s)
+  const results = await eachBackend(ctx, BACKENDS, (backend) => runBackend(ctx, backend, s))
+  if (!results) return
+  printOutcomes(
+    results.flatMap((r) => ('outcome' in r ? r.outcome : [emptyOutcome(r.backend, r)])),
+    s,
+  )
 }
