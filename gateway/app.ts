@@ -36,6 +36,7 @@ import { userRoutes } from './routes/users'
 import { testHelperRoutes } from './routes/test-helpers'
 import { userProfileRoutes } from './routes/user-profile'
 import { voicemailRoutes } from './routes/voicemails'
+import { mediaRoutes } from './routes/media'
 import { webhookEndpointRoutes } from './routes/webhook-endpoints'
 
 export function createApp(deps: GatewayDeps) {
@@ -66,6 +67,7 @@ export function createApp(deps: GatewayDeps) {
     .use(testHelperRoutes(deps, base))
     .use(callRoutes(deps, base))
     .use(voicemailRoutes(deps, base))
+    .use(mediaRoutes(deps, base))
     .use(deviceRoutes(deps, base))
     .use(deskphoneRoutes(deps, base))
     .use(dectBaseRoutes(deps, base))

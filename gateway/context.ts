@@ -8,6 +8,7 @@ import type { EventStreams } from '../src/events/stream'
 import type { ActorClient } from '../actors/client'
 import type { BlobStorage } from '../src/storage/blob-storage'
 import type { RegisteredDevices } from '../src/services/calls/registered-devices'
+import type { AudioConverter } from '../src/services/media/telephony-audio'
 
 /** Everything the gateway needs, handed in by main.ts (or a test). */
 export interface GatewayDeps extends Deps {
@@ -31,6 +32,8 @@ export interface GatewayDeps extends Deps {
   registeredDevices?: RegisteredDevices
   /** Recording and voicemail audio. */
   storage: BlobStorage
+  /** Uploaded audio to telephony WAV (media/audio-convert.ts); absent: audio uploads answer 503. */
+  audio?: AudioConverter
   /** Signs and verifies download URLs (src/storage/download-urls). */
   downloadKey: string
   /** Phones' configuration files (media/provisioning, mounted at /provisioning/); absent: not served here. */

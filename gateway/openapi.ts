@@ -122,7 +122,8 @@ export function buildOpenApi(app: AnyElysia, baseUrl: string) {
       // Bodies are JSON (spec, Conventions 1): document only that media type. The
       // gateway's own JSON parser hides the media types from the generator, so the
       // schema may have to come from the route itself.
-      if (operation.requestBody) {
+      // Upload routes document their own media types (gateway/uploads.ts).
+      if (operation.requestBody && !operation.requestBody.content?.['multipart/form-data']) {
         const content = (operation.requestBody.content ?? {}) as Record<string, { schema?: unknown }>
         const schema = content['application/json']?.schema ?? Object.values(content)[0]?.schema ?? bodySchemas.get(`${method} ${path}`)
         if (schema) operation.requestBody.content = { 'application/json': { schema } }

@@ -10,8 +10,8 @@
  *   call_logs             the call log, its recordings and transcripts, and the
  *                         event stream that reports calls as they happen; not call
  *                         control (a session watches, a platform key acts)
- *   voicemails            voicemails and their transcripts (greetings join it when
- *                         they exist)
+ *   voicemails            voicemails and their transcripts, marking them read and
+ *                         deleting them, and the voicemail greetings
  *   account_onboarding    setting the account up: its record and agreement (read),
  *                         users, extensions, locations, numbers, devices, call
  *                         routing (voice apps and AI agents read-only)
@@ -21,7 +21,16 @@ import type { SessionComponent } from '../src/schemas/platform'
 
 export const SESSION_GRANTS = {
   call_logs: ['listCallLogs', 'getCallLog', 'getCallRecording', 'getCallTranscript', 'streamEvents'],
-  voicemails: ['listVoicemails', 'getVoicemail', 'getVoicemailTranscript'],
+  voicemails: [
+    'listVoicemails',
+    'getVoicemail',
+    'getVoicemailTranscript',
+    'updateVoicemail',
+    'deleteVoicemail',
+    'getVoicemailGreeting',
+    'setVoicemailGreeting',
+    'deleteVoicemailGreeting',
+  ],
   account_onboarding: [
     'getAccount',
     'getAccountPricing',

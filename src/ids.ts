@@ -44,6 +44,9 @@ export const ID_PREFIX = {
   aiAgent: 'aia',
   queue: 'que',
   queueMember: 'qm',
+  file: 'file',
+  audioClip: 'clip',
+  voicemailGreeting: 'vmg',
 } as const
 
 export type IdKind = keyof typeof ID_PREFIX

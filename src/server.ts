@@ -28,6 +28,7 @@ import { provisioningDirectory } from '../media/provisioning/directory'
 import { provisioningHandler } from '../media/provisioning/http'
 import { simulatedRecordingWav, type PauseInterval } from '../media/simulated-audio'
 import { WAV_CONTENT_TYPE } from '../media/wav'
+import { toTelephonyAudio } from '../media/audio-convert'
 import { createStorage } from './storage/create-storage'
 import type { RegisteredDevices } from './services/calls/registered-devices'
 import { loadDownloadSigningKey } from './storage/download-urls'
@@ -153,6 +154,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
     actors: actors?.client,
     registeredDevices: opts.registeredDevices,
     storage,
+    audio: toTelephonyAudio,
     downloadKey,
     readiness: async () => {
       if (!ready) return false

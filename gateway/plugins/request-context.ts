@@ -16,6 +16,7 @@ import type { ListContext } from './lists'
 import { createMutator, IDEMPOTENCY_KEY_MAX, type MutationContext, type MutationResult } from './mutation'
 import { createRateLimiter } from './rate-limit'
 import { strictQueryProblems } from '../strict-query'
+import { checkUploadLength, isUploadRoute, parseUpload, uploadKind } from '../uploads'
 import { jsonNestsDeeperThan, nulFields } from '../validation'
 
 /** Deepest nesting a JSON body may have: far beyond any request schema. */
@@ -43,9 +44,14 @@ export function requestContext(deps: GatewayDeps, table: RouteTable) {
   const started = new WeakMap<Request, number>()
   return new Elysia({ name: 'request-context' })
     .onRequest(({ request }) => {
-      if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) throw tooLarge()
+      const declared = Number(request.headers.get('content-length') ?? 0)
+      if (isUploadRoute(request.method, new URL(request.url).pathname)) checkUploadLength(declared)
+      else if (declared > MAX_BODY_BYTES) throw tooLarge()
     })
     .onParse({ as: 'global' }, async ({ request }, contentType) => {
+      // The one exception to JSON: files on the upload routes (gateway/uploads.ts).
+      const upload = uploadKind(contentType)
+      if (upload && isUploadRoute(request.method, new URL(request.url).pathname)) return parseUpload(request, contentType, upload)
       // JSON bodies are read here so that one nested thousands of levels deep is refused
       // before validation, whose error reports grow with the square of the depth.
       const text = await request.text()

@@ -3,7 +3,10 @@ import { Elysia, t } from 'elysia'
 import * as S from '../../src/schemas/calls'
 import { DateBound, Id } from '../../src/schemas/common'
 import { callsByIds } from '../../src/services/calls/call-log'
-import { getVoicemail, listVoicemails, voicemailTranscriptView, voicemailView } from '../../src/services/calls/voicemails'
+import { deleteVoicemail, getVoicemail, listVoicemails, updateVoicemail, voicemailTranscriptView, voicemailView } from '../../src/services/calls/voicemails'
+import { Deleted } from '../../src/schemas/common'
+import { UpdateVoicemailRequest } from '../../src/schemas/media'
+import { deleteThenRemoveBlob } from './media-helpers'
 import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
 import { expandQuery, listEnvelope, listQuery, pageRequest } from '../plugins/lists'
@@ -59,6 +62,46 @@ export function voicemailRoutes(deps: GatewayDeps, base: ReturnType<typeof reque
         params,
         query: t.Object({ 'expand[]': expandQuery('call') }, { additionalProperties: false }),
         detail: op('getVoicemail', { summary: 'Get a voicemail', tag: TAG, auth: rule, response: S.Voicemail, errors: { 404: ['voicemail_not_found'] } }),
+      },
+    )
+    .post(
+      '/v1/voicemails/:voicemail_id',
+      ({ auth, params, body, mutate }) =>
+        mutate(async (tx) => {
+          const row = await updateVoicemail(tx, deps.clock, auth.account!.id, params.voicemail_id, body)
+          return { resource: row.id, body: voicemailView(row) }
+        }),
+      {
+        params,
+        body: UpdateVoicemailRequest,
+        detail: op('updateVoicemail', {
+          summary: 'Update a voicemail (mark it read or unread)',
+          tag: TAG,
+          auth: rule,
+          response: S.Voicemail,
+          errors: { 404: ['voicemail_not_found'] },
+        }),
+      },
+    )
+    .delete(
+      '/v1/voicemails/:voicemail_id',
+      ({ auth, params, mutate }) =>
+        deleteThenRemoveBlob(deps, (setKey) =>
+          mutate(async (tx) => {
+            setKey(await deleteVoicemail(tx, auth.account!.id, params.voicemail_id))
+            return { resource: params.voicemail_id, body: { id: params.voicemail_id, object: 'voicemail' as const, deleted: true as const } }
+          }),
+        ),
+      {
+        params,
+        detail: op('deleteVoicemail', {
+          summary: 'Delete a voicemail',
+          description: 'Deletes the voicemail, its transcript and its audio.',
+          tag: TAG,
+          auth: rule,
+          response: Deleted('voicemail'),
+          errors: { 404: ['voicemail_not_found'] },
+        }),
       },
     )
     .get(

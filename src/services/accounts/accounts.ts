@@ -4,7 +4,7 @@
  */
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Db } from '../../db/client'
-import { accounts, buttonTemplates, deviceUsers, locations, platforms, users } from '../../db/schema'
+import { accounts, audioClips, buttonTemplates, deviceUsers, locations, platforms, users } from '../../db/schema'
 import { forbidden, notFound, ValidationError, type FieldDetails } from '../../errors'
 import { newId } from '../../ids'
 import { keysetPage, type PageRequest } from '../../pagination'
@@ -143,16 +143,25 @@ export async function updateAccount(tx: Db, deps: Deps, account: AccountRow, inp
       else set.mainLocation = input.main_location
     }
   }
-  // Phone numbers and audio clips are not yet resources of this service, so no ID
-  // can name one of the account's: only clearing is possible.
-  for (const [field, column] of [
-    ['default_outbound_did', 'defaultOutboundDid'],
-    ['hold_music_clip', 'holdMusicClip'],
-  ] as const) {
+  // Phone numbers are not yet resources of this service, so no ID can name one of the
+  // account's: only clearing is possible.
+  for (const [field, column] of [['default_outbound_did', 'defaultOutboundDid']] as const) {
     const value = input[field]
     if (value === undefined) continue
     if (value === null) set[column] = null
-    else details[field] = `is not a ${field === 'default_outbound_did' ? 'phone number' : 'audio clip'} of this account`
+    else details[field] = 'is not a phone number of this account'
+  }
+  if (input.hold_music_clip !== undefined) {
+    const id = input.hold_music_clip
+    const [clip] =
+      id === null
+        ? [null]
+        : await tx
+            .select({ id: audioClips.id })
+            .from(audioClips)
+            .where(and(eq(audioClips.id, id), eq(audioClips.accountId, account.id)))
+    if (clip === undefined) details.hold_music_clip = 'is not an audio clip of this account'
+    else set.holdMusicClip = id
   }
   if (input.default_button_template !== undefined) {
     const id = input.default_button_template

@@ -1,5 +1,6 @@
 /** Voicemails: reads, the API view and the transcript (the call simulator and, later, the media role write them). */
 import { and, eq, gte, type SQL } from 'drizzle-orm'
+import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
 import { voicemails } from '../../db/schema'
 import { notFound } from '../../errors'
@@ -49,6 +50,24 @@ export async function getVoicemail(db: Db, accountId: string, id: string): Promi
     .where(and(eq(voicemails.accountId, accountId), eq(voicemails.id, id)))
   if (!row) throw notFound('voicemail', id)
   return row
+}
+
+/** POST /v1/voicemails/{id}: mark read or unread. */
+export async function updateVoicemail(tx: Db, clock: Clock, accountId: string, id: string, input: { is_read?: boolean }): Promise<VoicemailRow> {
+  await getVoicemail(tx, accountId, id)
+  const [row] = await tx
+    .update(voicemails)
+    .set({ ...(input.is_read !== undefined ? { isRead: input.is_read } : {}), updatedAt: clock.now() })
+    .where(and(eq(voicemails.accountId, accountId), eq(voicemails.id, id)))
+    .returning()
+  return row!
+}
+
+/** DELETE /v1/voicemails/{id}: removes the record; returns its audio's storage key for the caller to delete after the commit. */
+export async function deleteVoicemail(tx: Db, accountId: string, id: string): Promise<string | null> {
+  const row = await getVoicemail(tx, accountId, id)
+  await tx.delete(voicemails).where(eq(voicemails.id, row.id))
+  return row.storageKey
 }
 
 /** GET /v1/voicemails/{id}/transcript: the message as text and as one caller segment; status processing until transcribed. */

@@ -1,0 +1,90 @@
+/** Voicemail greetings: per owner (a user or a shared voicemail box) and type, one stored telephony WAV each. */
+import { and, eq } from 'drizzle-orm'
+import type { Clock } from '../../clock'
+import type { Db } from '../../db/client'
+import { sharedVoicemailBoxes, users, voicemailGreetings } from '../../db/schema'
+import { notFound } from '../../errors'
+import { newId } from '../../ids'
+import type { BlobStorage } from '../../storage/blob-storage'
+import type { AudioUpload } from './audio-clips'
+import { audioColumnsOf, audioView, convertUpload, type DownloadSigning } from './stored-audio'
+import type { AudioConverter } from './telephony-audio'
+
+export type GreetingRow = typeof voicemailGreetings.$inferSelect
+export type GreetingType = GreetingRow['type']
+
+export function greetingView(row: GreetingRow, signing: DownloadSigning) {
+  return {
+    id: row.id,
+    object: 'voicemail_greeting' as const,
+    account: row.accountId,
+    owner: row.ownerId,
+    type: row.type,
+    ...audioView(row, signing),
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  }
+}
+
+/** 404 voicemail_owner_not_found unless the owner is a user or a shared voicemail box of the account. */
+async function assertOwner(db: Db, accountId: string, ownerId: string): Promise<void> {
+  const [user] = await db
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.accountId, accountId), eq(users.id, ownerId)))
+  if (user) return
+  const [box] = await db
+    .select({ id: sharedVoicemailBoxes.id })
+    .from(sharedVoicemailBoxes)
+    .where(and(eq(sharedVoicemailBoxes.accountId, accountId), eq(sharedVoicemailBoxes.id, ownerId)))
+  if (!box) throw notFound('voicemail_owner', ownerId)
+}
+
+export async function getGreeting(db: Db, accountId: string, ownerId: string, type: GreetingType): Promise<GreetingRow> {
+  await assertOwner(db, accountId, ownerId)
+  const [row] = await db
+    .select()
+    .from(voicemailGreetings)
+    .where(and(eq(voicemailGreetings.accountId, accountId), eq(voicemailGreetings.ownerId, ownerId), eq(voicemailGreetings.type, type)))
+  if (!row) throw notFound('voicemail_greeting')
+  return row
+}
+
+/** Sets (or replaces) the owner's greeting of this type; a refused upload changes nothing. */
+export async function setGreeting(
+  tx: Db,
+  fx: { clock: Clock; storage: BlobStorage; convert: AudioConverter },
+  accountId: string,
+  ownerId: string,
+  type: GreetingType,
+  file: AudioUpload,
+): Promise<{ row: GreetingRow; replacedKey?: string }> {
+  await assertOwner(tx, accountId, ownerId)
+  const [previous] = await tx
+    .select({ storageKey: voicemailGreetings.storageKey })
+    .from(voicemailGreetings)
+    .where(and(eq(voicemailGreetings.accountId, accountId), eq(voicemailGreetings.ownerId, ownerId), eq(voicemailGreetings.type, type)))
+  const audio = await convertUpload(fx.convert, file.bytes)
+  const now = fx.clock.now()
+  const id = newId('voicemailGreeting')
+  // A new key per upload: a replaced greeting's old audio stays whole until the caller deletes it after commit.
+  const storageKey = `greetings/${accountId}/${id}.wav`
+  const columns = audioColumnsOf(audio, storageKey, file.filename)
+  const [row] = await tx
+    .insert(voicemailGreetings)
+    .values({ id, accountId, ownerId, type, ...columns, createdAt: now, updatedAt: now })
+    .onConflictDoUpdate({
+      target: [voicemailGreetings.accountId, voicemailGreetings.ownerId, voicemailGreetings.type],
+      set: { ...columns, updatedAt: now },
+    })
+    .returning()
+  await fx.storage.put(storageKey, audio.wav, 'audio/wav')
+  return { row: row!, replacedKey: previous?.storageKey }
+}
+
+/** Deletes the greeting; returns its storage key for the caller to remove after the commit. */
+export async function deleteGreeting(tx: Db, accountId: string, ownerId: string, type: GreetingType): Promise<string> {
+  const row = await getGreeting(tx, accountId, ownerId, type)
+  await tx.delete(voicemailGreetings).where(eq(voicemailGreetings.id, row.id))
+  return row.storageKey
+}
