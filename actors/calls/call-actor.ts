@@ -168,9 +168,10 @@ export function createCallKind(opts: CallKindOptions) {
         }
         if (params.type === 'call.end') for (const a of opts.onEnded?.(params.data, c) ?? []) fx.spawnActor(a.kind, a.id, a.input, a.opts)
         // The users this event puts on the call or releases: spawn (carrying the change) and tell, as presence actors are created lazily.
+        // A release needs no spawn: the start it undoes was written by an earlier step, so its actor exists by then (or there is nothing to release).
         for (const p of callPresenceChanges(params, c)) {
           const m = presenceMessages(p.user_id, { type: p.type, call_id: p.call_id }, p.at)
-          fx.spawnActor(PRESENCE_KIND, p.user_id, m.input)
+          if (p.type === 'CALL_STARTED') fx.spawnActor(PRESENCE_KIND, p.user_id, m.input)
           fx.tell(PRESENCE_KIND, p.user_id, m.event)
         }
         if (params.type === 'call.transfer' && input.consultation?.related_call) {
