@@ -1,5 +1,5 @@
 /** Call routing: extensions (ring groups, queues, dial plans... join here). */
-import { Body, DateTime, Expanded, Id, Nullable, T } from './common'
+import { Body, DateTime, E164_PATTERN, Expanded, Id, Nullable, T } from './common'
 
 export const Extension = T.Object({
   id: T.String(),
@@ -369,10 +369,10 @@ export const CreateTestInboundCallRequest = Body({
   to: T.String({
     minLength: 1,
     maxLength: 32,
-    pattern: '^(\\+[1-9]\\d{1,14}|[0-9]{1,16})$',
+    pattern: `^(${E164_PATTERN.slice(1, -1)}|[0-9]{1,16})$`,
     description: 'one of the account’s phone numbers (E.164) or an extension number',
   }),
-  from_number: T.Optional(T.String({ pattern: '^\\+[1-9]\\d{1,14}$', maxLength: 16, description: 'the caller; default +15555550123' })),
+  from_number: T.Optional(T.String({ pattern: E164_PATTERN, maxLength: 16, description: 'the caller; default +15555550123' })),
   from_name: T.Optional(Nullable(T.String({ maxLength: 100 }))),
   digits: T.Optional(
     T.String({

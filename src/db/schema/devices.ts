@@ -8,6 +8,16 @@ import { accounts, locations, users } from './accounts'
 import { ts } from './columns'
 import { extensions } from './routing'
 
+/** A key of a phone: what a template button and a device's override both are. */
+const buttonColumns = () => ({
+  key: integer('key').notNull(),
+  type: text('type').notNull(),
+  value: text('value'),
+  label: text('label'),
+  createdAt: ts('created_at').notNull(),
+  updatedAt: ts('updated_at').notNull(),
+})
+
 export const buttonTemplates = pgTable(
   'button_templates',
   {
@@ -32,12 +42,7 @@ export const templateButtons = pgTable(
     templateId: text('template_id')
       .notNull()
       .references(() => buttonTemplates.id, { onDelete: 'cascade' }),
-    key: integer('key').notNull(),
-    type: text('type').notNull(),
-    value: text('value'),
-    label: text('label'),
-    createdAt: ts('created_at').notNull(),
-    updatedAt: ts('updated_at').notNull(),
+    ...buttonColumns(),
   },
   (t) => [uniqueIndex('template_buttons_key_uq').on(t.templateId, t.key), index('template_buttons_page_idx').on(t.templateId, t.createdAt, t.id)],
 )
@@ -139,12 +144,7 @@ export const buttonOverrides = pgTable(
     deviceId: text('device_id')
       .notNull()
       .references(() => devices.id, { onDelete: 'cascade' }),
-    key: integer('key').notNull(),
-    type: text('type').notNull(),
-    value: text('value'),
-    label: text('label'),
-    createdAt: ts('created_at').notNull(),
-    updatedAt: ts('updated_at').notNull(),
+    ...buttonColumns(),
   },
   (t) => [uniqueIndex('button_overrides_key_uq').on(t.deviceId, t.key), index('button_overrides_page_idx').on(t.deviceId, t.createdAt, t.id)],
 )
