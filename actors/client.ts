@@ -16,4 +16,13 @@ export { buildRoutingConfig, validateChange } from '../machines/routing'
 export { admitPresence, PRESENCE_KIND, presenceMessages, presenceStatusOf, type PresenceCommandMessage } from './presence/messages'
 export { route, type Plan as RoutePlan } from '../machines/routing'
 export { SIM_KIND } from './calls/messages'
-export { planRoutedCall, routeSimulated, queueEventsActorId, USER_OUTCOMES, type UserOutcome } from './calls/routed-simulation'
+export { planRoutedCall, routeSimulated, USER_OUTCOMES, type UserOutcome } from './calls/routed-simulation'
+export { admitPortOrder, PORT_ORDER_KIND, portOrderSnapshotOf, type PortOrderActorInput, type PortOrderCommandMessage } from './port-orders/messages'
+export {
+  admitHardwareOrder,
+  HARDWARE_ORDER_KIND,
+  hardwareOrderSnapshotOf,
+  type HardwareOrderActorInput,
+  type HardwareOrderCommandMessage,
+} from './hardware-orders/messages'
+export { admitFax, FAX_KIND, faxSnapshotOf, type FaxActorInput, type FaxCommandMessage } from './faxes/messages'

@@ -6,18 +6,28 @@
  *    actors of its shards, one ActorHost per shard, each fenced at the shard's database
  *    epoch; gateways reach actors through NatsActorClient, whichever worker runs them.
  * Both run the same kinds (`actorKinds`): today the call actor, the simulator's
- * follow-up actor and the presence actor (one per user). A new actor-backed
- * resource adds its kind there.
+ * follow-up actor, the presence actor (one per user), the device actor and the queue
+ * actor (one per call queue). A new actor-backed resource adds its kind there.
  */
+import { hostname } from 'node:os'
 import { connect, type NatsConnection } from 'nats'
 import type { Clock } from '../src/clock'
 import type { Db } from '../src/db/client'
 import type { Logger } from '../src/logger'
-import { createCallKind } from './calls/call-actor'
+import { createCallKind, type SipCallEndedNotice } from './calls/call-actor'
 import { createSimKind, type SimKindOptions } from './calls/follow-up-actor'
 import { planConsultation, planFollowUps, planTransferLeg } from './calls/simulation'
+import { planSipFollowUps } from './calls/sip-calls'
+import type { NotifyCheckSync } from './devices/check-sync'
 import { createDeviceKind } from './devices/device-actor'
 import { createPresenceKind } from './presence/presence-actor'
+import { createQueueKind } from './queues/queue-actor'
+import { createPortOrderKind } from './port-orders/port-order-actor'
+import { createHardwareOrderKind } from './hardware-orders/hardware-order-actor'
+import { sandboxReviewer } from '../src/services/hardware/reviewer'
+import { createFaxKind } from './faxes/fax-actor'
+import { sandboxFaxCarrier } from '../src/services/faxes/carrier'
+import { sandboxCarrier } from '../src/services/porting/carrier'
 import { ShardLeases } from './placement/leases'
 import { NatsActorClient } from './placement/nats-client'
 import { SUBJECT_PREFIX } from './placement/wire'
@@ -35,20 +45,31 @@ export interface WorkerDeps {
   audio?: SimKindOptions['audio']
   /** Tells delivery that a step committed events. */
   outboxCommitted: () => void
+  /** Hands a check-sync on a registered phone to the media role (media/registrar/check-sync-notify: a bus publish). */
+  notifyCheckSync?: NotifyCheckSync
+  /** Tells the media role that a SIP call ended (media/b2bua/bus-notices: a bus publish). */
+  onSipCallEnded?: (notice: SipCallEndedNotice) => void
 }
 
-/** The actor kinds a worker runs. */
-export function actorKinds(deps: WorkerDeps): ActorKind[] {
+/** The actor kinds a worker runs; `worker` names it in their log lines (placed: its shard-lease id). */
+export function actorKinds(deps: WorkerDeps, worker = `${hostname()}:${process.pid}`): ActorKind[] {
   const call = createCallKind({
     db: deps.db,
     clock: deps.clock,
+    log: deps.log.child({ worker }),
     onSpawnCall: planTransferLeg,
     onWarmTransfer: planConsultation,
-    onEnded: (end, c) => planFollowUps(end, c),
+    onEnded: (end, c) => (c.input.sip ? planSipFollowUps(end, c) : planFollowUps(end, c)),
+    onSipCallEnded: deps.onSipCallEnded,
   })
   const sim = createSimKind({ clock: deps.clock, storage: deps.storage, audio: deps.audio })
-  const device = createDeviceKind({ clock: deps.clock })
-  return [call.kind, sim.kind, createPresenceKind().kind, device.kind] as never
+  const device = createDeviceKind({ clock: deps.clock, notifyCheckSync: deps.notifyCheckSync })
+  const presence = createPresenceKind({ clock: deps.clock })
+  const queue = createQueueKind({ clock: deps.clock })
+  const portOrder = createPortOrderKind({ clock: deps.clock, carrier: sandboxCarrier() })
+  const hardwareOrder = createHardwareOrderKind({ clock: deps.clock, reviewer: sandboxReviewer() })
+  const fax = createFaxKind({ carrier: sandboxFaxCarrier() })
+  return [call.kind, sim.kind, presence.kind, device.kind, queue.kind, portOrder.kind, hardwareOrder.kind, fax.kind] as never
 }
 
 const hostEvents = (log: Logger) => (e: HostEvent) => {
@@ -92,8 +113,8 @@ export async function placedWorkers(deps: WorkerDeps, o: PlacedOptions): Promise
   const client = new NatsActorClient({ nc, prefix })
   if (!o.worker) return { client, liveCount: () => 0, ready: async () => {}, stop: () => nc.drain() }
 
-  const kinds = actorKinds(deps)
   const workerId = `w_${crypto.randomUUID().replace(/-/g, '').slice(0, 16)}`
+  const kinds = actorKinds(deps, workerId)
   const leases = new ShardLeases({
     nc,
     workerId,

@@ -7,11 +7,13 @@ import { Elysia } from 'elysia'
 import type { GatewayDeps } from './context'
 import { buildOpenApi } from './openapi'
 import { errorHandler } from './plugins/errors'
+import { createFailureLimiter } from './plugins/rate-limit'
 import { requestContext } from './plugins/request-context'
 import { RouteTable } from './route-table'
 import { accountRoutes } from './routes/accounts'
 import { auditLogRoutes } from './routes/audit-logs'
 import { callRoutes } from './routes/calls'
+import { docsPageRoutes } from './routes/docs-page'
 import { downloadRoutes } from './routes/downloads'
 import { provisioningRoutes } from './routes/provisioning'
 import { eventRoutes } from './routes/events'
@@ -31,6 +33,7 @@ import { locationRoutes } from './routes/locations'
 import { operatorRoutes } from './routes/operator'
 import { phoneNumberRoutes } from './routes/phone-numbers'
 import { presenceRoutes } from './routes/presence'
+import { qualityRoutes } from './routes/quality'
 import { sessionRoutes } from './routes/sessions'
 import { userRoutes } from './routes/users'
 import { testHelperRoutes } from './routes/test-helpers'
@@ -38,14 +41,22 @@ import { userProfileRoutes } from './routes/user-profile'
 import { voicemailRoutes } from './routes/voicemails'
 import { mediaRoutes } from './routes/media'
 import { webhookEndpointRoutes } from './routes/webhook-endpoints'
+import { portOrderRoutes } from './routes/port-orders'
+import { hardwareOrderRoutes } from './routes/hardware-orders'
+import { faxRoutes } from './routes/faxes'
+import { e911Routes } from './routes/e911'
+import { emergencyAddressRoutes } from './routes/emergency-addresses'
 
 export function createApp(deps: GatewayDeps) {
   const table = new RouteTable()
-  const base = requestContext(deps, table)
+  // One count of failed authentications per client address, across API keys, sessions, operator tokens and download links.
+  // RATE_LIMIT_PER_SECOND=0 turns rate limiting off, this count included (the fuzz tests send thousands of bad credentials).
+  const authFailures = createFailureLimiter({ off: deps.config.rateLimitPerSecond === 0 })
+  const base = requestContext(deps, table, authFailures)
   const app = new Elysia({ normalize: false })
     .use(errorHandler(deps, table))
     .use(base)
-    .use(operatorRoutes(deps))
+    .use(operatorRoutes(deps, authFailures))
     .use(accountRoutes(deps, base))
     .use(sessionRoutes(deps, base))
     .use(userRoutes(deps, base))
@@ -61,6 +72,7 @@ export function createApp(deps: GatewayDeps) {
     .use(phoneNumberRoutes(deps, base))
     .use(userProfileRoutes(deps, base))
     .use(presenceRoutes(deps, base))
+    .use(qualityRoutes(deps, base))
     .use(auditLogRoutes(deps, base))
     .use(webhookEndpointRoutes(deps, base))
     .use(eventRoutes(deps, base))
@@ -72,9 +84,16 @@ export function createApp(deps: GatewayDeps) {
     .use(deskphoneRoutes(deps, base))
     .use(dectBaseRoutes(deps, base))
     .use(buttonTemplateRoutes(deps, base))
-    .use(downloadRoutes(deps))
+    .use(downloadRoutes(deps, authFailures))
     .use(provisioningRoutes(deps))
 
+  // Outside the typed chain: one more link there and App's type is too deep for tsc.
+  app.use(docsPageRoutes())
+  app.use(portOrderRoutes(deps, base))
+  app.use(hardwareOrderRoutes(deps, base))
+  app.use(faxRoutes(deps, base))
+  app.use(e911Routes(deps, base))
+  app.use(emergencyAddressRoutes(deps, base))
   let openapi: string | undefined
   app.get('/v1/openapi.json', ({ set }) => {
     set.headers['content-type'] = 'application/json'

@@ -8,7 +8,9 @@ import type { EventStreams } from '../src/events/stream'
 import type { ActorClient } from '../actors/client'
 import type { BlobStorage } from '../src/storage/blob-storage'
 import type { RegisteredDevices } from '../src/services/calls/registered-devices'
+import type { ClickToCallNotice } from '../src/services/calls/click-to-call'
 import type { AudioConverter } from '../src/services/media/telephony-audio'
+import type { SpendChannel } from './plugins/rate-limit'
 
 /** Everything the gateway needs, handed in by main.ts (or a test). */
 export interface GatewayDeps extends Deps {
@@ -28,6 +30,8 @@ export interface GatewayDeps extends Deps {
    * not need it: they are durable rows written with the request (actors/client).
    */
   actors?: ActorClient
+  /** Hands an accepted click-to-call to the media role (a bus publish); absent: no media role reachable, nothing is placed. */
+  placeClickToCall?: (notice: ClickToCallNotice) => void
   /** Which devices of a user are registered (POST /v1/calls); absent: noRegisteredDevices(), until devices exist. */
   registeredDevices?: RegisteredDevices
   /** Recording and voicemail audio. */
@@ -38,6 +42,8 @@ export interface GatewayDeps extends Deps {
   downloadKey: string
   /** Phones' configuration files (media/provisioning, mounted at /provisioning/); absent: not served here. */
   provisioning?: (request: Request, clientAddress: string | null) => Promise<Response>
+  /** Distributed mode: where this gateway shares what its credentials spent with the other gateways (rate limits). */
+  rateLimitShare?: SpendChannel
   /** Roles of this process that must be ready before /readyz answers 200. */
   readiness: () => Promise<boolean>
 }

@@ -51,6 +51,8 @@ export const SESSION_GRANTS = {
     'getLocation',
     'updateLocation',
     'deleteLocation',
+    'validateLocationE911',
+    'provisionLocationE911',
     'searchAvailablePhoneNumbers',
     'listPhoneNumberOrders',
     'createPhoneNumberOrder',

@@ -14,7 +14,7 @@ export const MAX_UPLOAD_BYTES = 3 * 1024 * 1024
 const MULTIPART_OVERHEAD = 64 * 1024
 
 /** POST routes that take an upload (paths as requested, ids as path segments). */
-const UPLOAD_ROUTES = [/^\/v1\/files$/, /^\/v1\/audio_clips$/, /^\/v1\/voicemail_greetings\/[^/]+\/[^/]+$/]
+const UPLOAD_ROUTES = [/^\/v1\/files$/, /^\/v1\/audio_clips$/, /^\/v1\/voicemail_greetings\/[^/]+\/[^/]+$/, /^\/v1\/port-orders\/[^/]+\/(bill-copy|csr)$/]
 
 export function isUploadRoute(method: string, path: string): boolean {
   return method === 'POST' && UPLOAD_ROUTES.some((r) => r.test(path))

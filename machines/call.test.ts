@@ -506,6 +506,7 @@ function model(input: CallInput, events: CallMachineEvent[]) {
       else if (e.type === 'TIMER' || e.type === 'HANGUP') end('no-answer', e.at)
     } else if (phase === 'connected') {
       if (e.type === 'HANGUP') end('completed', e.at)
+      else if (e.type === 'FAIL') end('failed', e.at)
       else if (e.type === 'BLIND_TRANSFER' && !input.consultation) {
         end('completed', e.at)
         spawned++
@@ -513,6 +514,7 @@ function model(input: CallInput, events: CallMachineEvent[]) {
       else if (e.type === 'COMPLETE_WARM_TRANSFER' && input.consultation) phase = 'transferred'
     } else if (phase === 'vm') {
       if (e.type === 'MESSAGE_STORED') stored = true
+      else if (e.type === 'FAIL') end('failed', e.at)
       else if (e.type === 'HANGUP') end(stored ? 'voicemail' : 'no-answer', e.at)
     }
   }

@@ -6,6 +6,7 @@
 //   - `emit`      receives `{ type: 'call.*', data }` with exactly the spec's fields
 //   - `spawnCall` receives the request to start the new call of a blind transfer
 //   - `placeConsultation` receives the request to place a warm transfer's consultation call
+//   - `holdChanged` receives `{ held, at }` when the call goes on hold or resumes
 // Durable delays (ring timeout) arrive as `TIMER` events from the durable
 // scheduler; `after` timers are not used.
 import { assign, setup, type SnapshotFrom } from 'xstate'
@@ -62,8 +63,10 @@ export type CallMachineEvent =
   | ({ type: 'ANSWER'; user_id?: string | null } & At)
   /** answered by voicemail / a greeting: signalling answer with nobody connected. */
   | ({ type: 'VOICEMAIL' } & At)
-  /** a voicemail message was stored for this call. */
-  | ({ type: 'MESSAGE_STORED' } & At)
+  /** a voicemail message was stored for this call (`message`: where, when the media role stored the audio itself). */
+  | ({ type: 'MESSAGE_STORED'; message?: StoredMedia } & At)
+  /** the media role stored the call's recording (a real call): what follows the end names it. */
+  | ({ type: 'RECORDING_STORED'; recording: StoredMedia } & At)
   | ({ type: 'HOLD' } & At)
   | ({ type: 'RESUME' } & At)
   | ({ type: 'RECORDING_START' } & At)
@@ -186,6 +189,13 @@ export interface SpawnCallRequest {
 
 // ---------------------------------------------------------------- context
 
+/** Audio the media role stored for a call: the record it becomes (recording or voicemail), once the call has ended. */
+export interface StoredMedia {
+  id: string
+  storage_key: string
+  duration_seconds: number
+}
+
 export interface CallContext {
   input: CallInput
   from_name: string | null
@@ -199,6 +209,8 @@ export interface CallContext {
   /** the user who took the call, null when nobody (remote party, voicemail or unanswered). */
   answered_by: string | null
   message_stored: boolean
+  /** what the media role stored of a real call (absent for simulated calls and in older snapshots). */
+  stored?: { recording?: StoredMedia; message?: StoredMedia }
   recording: { on: boolean; paused: boolean }
   ended_at: string | null
   status: CallStatus | null
@@ -338,6 +350,8 @@ export const callMachine = setup({
     emit: (_: unknown, _params: CallEmitted) => {},
     spawnCall: (_: unknown, _params: SpawnCallRequest) => {},
     placeConsultation: (_: unknown, _params: ConsultationRequest) => {},
+    /** The call went on hold or resumed (a real call's media role carries it out when a phone did not ask for it itself). */
+    holdChanged: (_: unknown, _params: { held: boolean; at: string }) => {},
   },
   guards: {
     validAt: ({ event }) => validAt(event.at),
@@ -516,8 +530,12 @@ export const callMachine = setup({
         connected: {
           initial: 'active',
           states: {
-            active: { on: { HOLD: { guard: 'validAt', target: 'held' } } },
-            held: { on: { RESUME: { guard: 'validAt', target: 'active' } } },
+            active: {
+              on: { HOLD: { guard: 'validAt', target: 'held', actions: { type: 'holdChanged', params: ({ event }) => ({ held: true, at: event.at }) } } },
+            },
+            held: {
+              on: { RESUME: { guard: 'validAt', target: 'active', actions: { type: 'holdChanged', params: ({ event }) => ({ held: false, at: event.at }) } } },
+            },
           },
           on: {
             RECORDING_START: {
@@ -535,6 +553,10 @@ export const callMachine = setup({
             RECORDING_STOP: {
               guard: 'recordingAny',
               actions: assign({ recording: { on: false, paused: false } }),
+            },
+            RECORDING_STORED: {
+              guard: 'validAt',
+              actions: assign(({ context, event }) => ({ stored: { ...context.stored, recording: (event as Ev<'RECORDING_STORED'>).recording } })),
             },
             BLIND_TRANSFER: {
               guard: 'blindAllowed',
@@ -597,7 +619,13 @@ export const callMachine = setup({
         },
         voicemail: {
           on: {
-            MESSAGE_STORED: { guard: 'validAt', actions: assign({ message_stored: true }) },
+            MESSAGE_STORED: {
+              guard: 'validAt',
+              actions: assign(({ context, event }) => {
+                const message = (event as Ev<'MESSAGE_STORED'>).message
+                return message ? { message_stored: true, stored: { ...context.stored, message } } : { message_stored: true }
+              }),
+            },
           },
         },
       },
@@ -609,6 +637,8 @@ export const callMachine = setup({
             endWith(context, context.connected_at ? 'completed' : context.message_stored ? 'voicemail' : 'no-answer', event.at),
           ),
         },
+        /** The call was lost under way (the media process holding its legs died): it ends failed, whatever was said. */
+        FAIL: { guard: 'validAt', target: 'ended', actions: assign(({ context, event }) => endWith(context, 'failed', event.at)) },
       },
     },
     /** final: call.end was emitted. */

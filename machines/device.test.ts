@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import { createActor } from 'xstate'
 import {
   admitDeviceCommand,
+  type CheckSyncNotify,
   type DeviceEmitted,
   type DeviceInput,
   type DeviceMachineEvent,
@@ -22,14 +23,19 @@ const phone: DeviceInput = { device_id: 'dev_1', device_type: 'deskphone', mac_a
 function run(events: DeviceMachineEvent[], input: DeviceInput = phone) {
   const emitted: DeviceEmitted[] = []
   const changes: RegistrationChange[] = []
+  const notified: CheckSyncNotify[] = []
   const actor = createActor(
     deviceMachine.provide({
-      actions: { emit: (_, p) => void emitted.push(p), registrationChanged: (_, p) => void changes.push(p) },
+      actions: {
+        emit: (_, p) => void emitted.push(p),
+        registrationChanged: (_, p) => void changes.push(p),
+        notifyCheckSync: (_, p) => void notified.push(p),
+      },
     }),
     { input },
   ).start()
   for (const e of events) actor.send(e)
-  return { actor, emitted, changes, types: emitted.map((e) => e.type), snapshot: actor.getSnapshot() }
+  return { actor, emitted, changes, notified, types: emitted.map((e) => e.type), snapshot: actor.getSnapshot() }
 }
 
 const COMMON = ['device', 'device_type', 'mac_address', 'vendor']
@@ -153,6 +159,50 @@ describe('device.v1 registrations', () => {
   })
 })
 
+describe('device.v1 check-sync on a registered phone', () => {
+  test('check-sync on a registered phone asks for a NOTIFY to each binding live at that time, and still waits for the fetch', () => {
+    const r = run([
+      { type: 'CONFIG_FETCHED', at: at(1) },
+      { type: 'REGISTER', contact: 'u1|sip:u1@192.0.2.10:5062', expires_at: at(600), at: at(2) },
+      { type: 'REGISTER', contact: 'u2|sip:u2@192.0.2.10:5062', expires_at: at(30), at: at(3) },
+      // u2's binding ran out at 30 s; no EXPIRE has dropped it yet.
+      { type: 'CHECK_SYNC', at: at(40) },
+    ])
+    expect(r.notified).toEqual([{ device_id: 'dev_1', bindings: [{ contact: 'u1|sip:u1@192.0.2.10:5062', expires_at: at(600) }], at: at(40) }])
+    expect(provisioningStatus(r.snapshot)).toBe('pending-sync')
+    expect(r.snapshot.context.pending_reason).toBe('check_sync')
+    // The machine keeps its bindings as they were: only registration events drop expired ones.
+    expect(r.snapshot.context.registrations).toHaveLength(2)
+  })
+
+  test('check-sync on a phone with no live binding notifies nothing (it fetches at its next periodic check)', () => {
+    const never = run([{ type: 'CHECK_SYNC', at: at(1) }])
+    const expired = run([
+      { type: 'REGISTER', contact: 'u1|sip:u1@h', expires_at: at(60), at: at(0) },
+      { type: 'CHECK_SYNC', at: at(60) },
+    ])
+    const unregistered = run([
+      { type: 'REGISTER', contact: 'u1|sip:u1@h', expires_at: at(600), at: at(0) },
+      { type: 'UNREGISTER', contact: '*', at: at(1) },
+      { type: 'CHECK_SYNC', at: at(2) },
+    ])
+    for (const r of [never, expired, unregistered]) {
+      expect(r.notified).toEqual([])
+      expect(provisioningStatus(r.snapshot)).toBe('pending-sync')
+    }
+  })
+
+  test('an update (the configuration changed) sends no NOTIFY; neither does a removed device', () => {
+    const r = run([
+      { type: 'REGISTER', contact: 'u1|sip:u1@h', expires_at: at(600), at: at(0) },
+      { type: 'UPDATE', model: 'T57W', at: at(1) },
+      { type: 'REMOVE', at: at(2) },
+      { type: 'CHECK_SYNC', at: at(3) },
+    ])
+    expect(r.notified).toEqual([])
+  })
+})
+
 describe('device.v1 command admission', () => {
   test('update and check-sync are taken in either provisioning state', () => {
     for (const events of [[], [{ type: 'CONFIG_FETCHED', at: at(1) } as DeviceMachineEvent]]) {
@@ -210,7 +260,7 @@ const stepsArb: fc.Arbitrary<Step[]> = fc
   })
 
 describe('device.v1 properties', () => {
-  test('device.provisioned exactly when leaving pending-sync by a fetch; config_fetched on every fetch; registered follows live bindings', () => {
+  test('device.provisioned exactly when leaving pending-sync by a fetch; config_fetched on every fetch; registered follows live bindings; check-sync notifies exactly the live bindings', () => {
     fc.assert(
       fc.property(stepsArb, (steps) => {
         const r = run([])
@@ -223,11 +273,13 @@ describe('device.v1 properties', () => {
         for (const { ev } of steps) {
           const before = r.emitted.length
           const changesBefore = r.changes.length
+          const notifiedBefore = r.notified.length
           r.actor.send(ev as DeviceMachineEvent)
           const types = r.emitted.slice(before).map((e) => e.type)
           if (removed || ev.type === 'BOGUS') {
             expect(types).toEqual([])
             expect(r.changes.length).toBe(changesBefore)
+            expect(r.notified.length).toBe(notifiedBefore)
             continue
           }
           const now = Date.parse(ev.at)
@@ -242,10 +294,23 @@ describe('device.v1 properties', () => {
               expect(types).toEqual(['device.provisioning_failed'])
               break
             case 'UPDATE':
-            case 'CHECK_SYNC':
               pending = true
               expect(types).toEqual([])
               break
+            case 'CHECK_SYNC': {
+              pending = true
+              expect(types).toEqual([])
+              // a NOTIFY exactly when bindings are live at that time, naming exactly those
+              const live = [...bindings].filter(([, exp]) => exp > now).map(([c]) => c)
+              const asked = r.notified.slice(notifiedBefore)
+              if (live.length === 0) expect(asked).toEqual([])
+              else {
+                expect(asked).toHaveLength(1)
+                expect(asked[0]!.at).toBe(ev.at)
+                expect(new Set(asked[0]!.bindings.map((b) => b.contact))).toEqual(new Set(live))
+              }
+              break
+            }
             case 'REGISTER': {
               const exp = Date.parse(ev.expires_at)
               if (exp > now) bindings.set(ev.contact, exp)
@@ -261,6 +326,7 @@ describe('device.v1 properties', () => {
               bindings = new Map()
               break
           }
+          if (ev.type !== 'CHECK_SYNC') expect(r.notified.length).toBe(notifiedBefore)
           const nowRegistered = bindings.size > 0
           if (nowRegistered !== registered) expectedChanges++
           registered = nowRegistered

@@ -2,14 +2,17 @@
 //
 // Two things live here: provisioning (is the phone running the configuration we
 // last generated for it?) and SIP registrations (which contacts can we reach it
-// at?), because presence follows from the second and check-sync will later be a
-// SIP NOTIFY to a registered contact.
+// at?), because presence follows from the second and check-sync reaches a
+// registered phone as a SIP NOTIFY.
 //
 // No I/O, no clock reads: every event carries `at` (ISO 8601). Effects are named
 // actions supplied by the caller with `.provide(...)`:
 //   - `emit`                receives `{ type: 'device.*', data }` with exactly the spec's fields
 //   - `registrationChanged` receives `{ device_id, registered, at }` whenever the derived
 //                           `registered` flag flips (the user's presence follows it)
+//   - `notifyCheckSync`     receives `{ device_id, bindings, at }` on CHECK_SYNC while bindings
+//                           are live at `at`: tell the phone to fetch now (a SIP NOTIFY to
+//                           each), rather than wait for its next periodic fetch
 // Registration expiry arrives as an `EXPIRE` event from the durable scheduler
 // (due at `nextExpiry(context)`); any REGISTER or UNREGISTER also drops the bindings
 // expired by its time. `after` timers are not used.
@@ -93,6 +96,13 @@ export interface RegistrationChange {
   at: string
 }
 
+/** A registered phone asked to fetch its configuration now: its bindings live at `at`. */
+export interface CheckSyncNotify {
+  device_id: string
+  bindings: Registration[]
+  at: string
+}
+
 // ---------------------------------------------------------------- context
 
 export interface Registration {
@@ -128,11 +138,12 @@ export function nextExpiry(c: Pick<DeviceContext, 'registrations'>): string | nu
   return next
 }
 
-const live = (regs: Registration[], at: string) => regs.filter((r) => ms(r.expires_at) > ms(at))
+/** The bindings not expired at `at`. */
+export const liveRegistrations = (regs: Registration[], at: string) => regs.filter((r) => ms(r.expires_at) > ms(at))
 
 /** The bindings after an event: expired ones dropped, then the event's own change. */
 export function nextRegistrations(regs: Registration[], e: DeviceMachineEvent): Registration[] {
-  const kept = live(regs, e.at)
+  const kept = liveRegistrations(regs, e.at)
   switch (e.type) {
     case 'REGISTER': {
       const others = kept.filter((r) => r.contact !== e.contact)
@@ -173,6 +184,7 @@ export const deviceMachine = setup({
   actions: {
     emit: (_: unknown, _params: DeviceEmitted) => {},
     registrationChanged: (_: unknown, _params: RegistrationChange) => {},
+    notifyCheckSync: (_: unknown, _params: CheckSyncNotify) => {},
     /** every registration-bearing event: apply it, and report a flip of `registered`. */
     applyRegistrations: enqueueActions(({ context, event, enqueue }) => {
       const registrations = nextRegistrations(context.registrations, event)
@@ -274,7 +286,12 @@ export const deviceMachine = setup({
         CHECK_SYNC: {
           guard: 'validAt',
           target: '.pending_sync',
-          actions: assign(({ event }) => ({ pending_since: event.at, pending_reason: 'check_sync' as const })),
+          // An unregistered phone is not told: it leaves pending_sync at its next periodic fetch.
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            enqueue.assign({ pending_since: event.at, pending_reason: 'check_sync' as const })
+            const bindings = liveRegistrations(context.registrations, event.at)
+            if (bindings.length > 0) enqueue({ type: 'notifyCheckSync', params: { device_id: context.device.device_id, bindings, at: event.at } })
+          }),
         },
         REGISTER: { guard: 'validRegister', actions: 'applyRegistrations' },
         UNREGISTER: { guard: 'validUnregister', actions: 'applyRegistrations' },

@@ -11,7 +11,7 @@
 //   the runtime may pass the real device count).
 // - callback result: 'answered' | 'no_answer' | 'busy' | 'failed'; next_attempt_at is
 //   null when no further attempt will be made.
-// - callback_failed reason: 'max_attempts_reached' (the one way a callback fails today;
+// - callback_failed reason: 'max_attempts_exceeded' (the one way a callback fails today;
 //   a string, so that more reasons can be added).
 // - The callback events carry queue, from_number and to_number (the spec excludes
 //   call_id, from_name, position_at_admit and wait_seconds; only callback_requested
@@ -32,7 +32,7 @@ export interface QueueCallCommon {
 
 export type CallbackResult = 'answered' | 'no_answer' | 'busy' | 'failed'
 export const CALLBACK_RESULTS: readonly CallbackResult[] = ['answered', 'no_answer', 'busy', 'failed']
-export type CallbackFailReason = 'max_attempts_reached'
+export type CallbackFailReason = 'max_attempts_exceeded'
 
 interface CallbackCommon {
   queue: string

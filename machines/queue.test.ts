@@ -318,7 +318,7 @@ describe('queue.v1: callbacks keep the caller’s place', () => {
       to_number: '+15559870000',
       callback: 'cb_1',
       attempts: 2,
-      reason: 'max_attempts_reached',
+      reason: 'max_attempts_exceeded',
     })
     expect(q.order()).toEqual([])
   })
@@ -331,6 +331,123 @@ describe('queue.v1: callbacks keep the caller’s place', () => {
     expect(snap.can({ type: 'TIMER', timer: 'max_wait', call_id: 'c1', at: at(100) })).toBe(false)
     q.send(caller('c2', 2), agent('a1', 3))
     expect(q.actor.getSnapshot().can({ type: 'CALLBACK_REQUESTED', call_id: 'c1', callback_id: 'cb_2', at: at(4) })).toBe(false)
+  })
+})
+
+describe('queue.v1: routed callers (CALLER_ARRIVED, CALL_ENDED) and the runtime effects', () => {
+  type Fx = { type: string; params: any }
+  function run(input: Partial<QueueInput> = {}) {
+    const fx: Fx[] = []
+    const record = (type: string) => (_: unknown, params: unknown) => void fx.push({ type, params })
+    const actor = createActor(
+      queueMachine.provide({
+        actions: {
+          emit: record('emit'),
+          offer: record('offer'),
+          cancelOffer: record('cancelOffer'),
+          toTimeoutTarget: record('toTimeoutTarget'),
+          callBack: record('callBack'),
+          wake: record('wake'),
+        },
+      }),
+      { input: { queue_id: 'que_1', queue_name: 'Support', strategy: 'ring_all', ...input } },
+    ).start()
+    const send = (...events: QueueMachineEvent[]) => {
+      for (const e of events) actor.send(e)
+    }
+    return { actor, send, fx, ctx: () => actor.getSnapshot().context, emitted: () => fx.filter((f) => f.type === 'emit').map((f) => f.params.type) }
+  }
+  const arrival = (call_id: string, t: number, over: Record<string, unknown> = {}): QueueMachineEvent =>
+    ({ type: 'CALLER_ARRIVED', call_id, from_number: '+15551230000', to_number: '+15559870000', at: at(t), ...over }) as QueueMachineEvent
+
+  test('an early arrival comes back by wake at arrives_at; then its agents join and the caller is offered with its attachment', () => {
+    const q = run()
+    q.send(arrival('c1', 0, { arrives_at: at(20), agents: [{ user_id: 'a1', status: 'available' }], attachment: { script: 1 } }))
+    expect(q.emitted()).toEqual([])
+    const wake = q.fx.find((f) => f.type === 'wake')!.params
+    expect(wake.at).toBe(at(20))
+    expect(wake.event).toMatchObject({ type: 'CALLER_ARRIVED', call_id: 'c1', at: at(20) })
+    expect('arrives_at' in wake.event).toBe(false)
+    q.send(wake.event)
+    expect(q.emitted()).toEqual(['queue.call.queued', 'queue.call.dispatched'])
+    expect(q.fx.find((f) => f.type === 'offer')!.params).toMatchObject({ call_id: 'c1', agents: [{ user_id: 'a1' }], attachment: { script: 1 } })
+    // the same caller again (its spawn and its command both carry it): taken once, even after it left
+    q.send(arrival('c1', 21))
+    expect(q.emitted()).toEqual(['queue.call.queued', 'queue.call.dispatched'])
+    q.send({ type: 'CALL_ENDED', call_id: 'c1', at: at(22) }, arrival('c1', 23))
+    expect(q.emitted()).toEqual(['queue.call.queued', 'queue.call.dispatched', 'queue.call.abandoned'])
+  })
+
+  test('the members an arrival brings: unknown agents join, absent ones leave, a busy or ringing agent keeps the queue’s status', () => {
+    const q = run()
+    q.send(agent('a1', 0), agent('a2', 0, 'busy'), agent('gone', 0))
+    q.send(
+      arrival('c1', 1, {
+        agents: [
+          { user_id: 'a1', status: 'offline' },
+          { user_id: 'a2', status: 'available' },
+          { user_id: 'a3', status: 'available' },
+        ],
+      }),
+    )
+    const agents = q.ctx().agents
+    expect(Object.keys(agents).sort()).toEqual(['a1', 'a2', 'a3'])
+    expect(agents.a1!.status).toBe('offline')
+    expect(agents.a2!.status).toBe('busy')
+    expect(agents.a3!.claimed_by).toBe('c1')
+  })
+
+  test('an arrival carries the queue’s settings: a changed max wait applies to the callers arriving from then on', () => {
+    const q = run({ max_wait_seconds: 60 })
+    q.send(arrival('c1', 0, { config: { max_wait_seconds: 10, queue_name: 'Renamed' } }))
+    expect(q.ctx().config).toMatchObject({ max_wait_seconds: 10, queue_name: 'Renamed' })
+    expect(maxWaitDeadline(q.ctx().config, findEntry(q.ctx(), 'c1')!)).toBe(at(10))
+  })
+
+  test('CALL_ENDED: a waiting caller abandons, a connected call completes, a callback (caller off the line) stays', () => {
+    const q = run()
+    q.send(agent('a1', 0), arrival('c1', 0), arrival('c2', 1))
+    q.send({ type: 'AGENT_ANSWERED', call_id: 'c1', user_id: 'a1', at: at(3) })
+    q.send({ type: 'CALLBACK_REQUESTED', call_id: 'c2', callback_id: 'cb2', at: at(4) })
+    q.send({ type: 'CALL_ENDED', call_id: 'c2', at: at(4) })
+    expect(findEntry(q.ctx(), 'c2')?.callback?.callback_id).toBe('cb2')
+    q.send({ type: 'CALL_ENDED', call_id: 'c1', at: at(10) })
+    expect(q.emitted().filter((t) => t === 'queue.call.completed')).toHaveLength(1)
+    q.send(arrival('c3', 11), { type: 'CALL_ENDED', call_id: 'c3', at: at(12) })
+    // c3 arrived while the callback was being offered to a1, so it waited, and left
+    expect(q.emitted().at(-1)).toBe('queue.call.abandoned')
+  })
+
+  test('ring events that name their offer: a late one of an earlier offer is dropped', () => {
+    const q = run()
+    q.send(agent('a1', 0), arrival('c1', 0))
+    q.send({ type: 'OFFER_ENDED', call_id: 'c1', offered_at: at(0), at: at(15) })
+    expect(findEntry(q.ctx(), 'c1')!.offered_at).toBe(at(15))
+    // the first ring's end again (a second delivery): not the current offer
+    const stale: QueueMachineEvent = { type: 'OFFER_ENDED', call_id: 'c1', offered_at: at(0), at: at(16) }
+    expect(q.actor.getSnapshot().can(stale)).toBe(false)
+    expect(q.actor.getSnapshot().can({ type: 'AGENT_ANSWERED', call_id: 'c1', user_id: 'a1', offered_at: at(0), at: at(17) })).toBe(false)
+    q.send({ type: 'AGENT_ANSWERED', call_id: 'c1', user_id: 'a1', offered_at: at(15), at: at(18) })
+    expect(q.emitted().at(-1)).toBe('queue.call.answered')
+  })
+
+  test('an agent takes a callback: callBack names the agent, the caller and the attachment', () => {
+    const q = run()
+    q.send(arrival('c1', 0, { attachment: { who: 'c1' } }), { type: 'CALLBACK_REQUESTED', call_id: 'c1', callback_id: 'cb1', at: at(1) })
+    q.send(agent('a1', 2), { type: 'AGENT_ANSWERED', call_id: 'c1', user_id: 'a1', at: at(5) })
+    expect(q.fx.filter((f) => f.type === 'callBack').map((f) => f.params)).toEqual([
+      { call_id: 'c1', callback_id: 'cb1', agent: { user_id: 'a1', endpoint_id: 'ep_a1' }, at: at(5), attachment: { who: 'c1' } },
+    ])
+  })
+
+  test('the input’s events are applied at start, with their effects; the runtime is kept apart from the config', () => {
+    const q = run({ runtime: { owner: 'acct_1' }, events: [agent('a1', 0), arrival('c1', 0)] })
+    expect(q.emitted()).toEqual(['queue.call.queued', 'queue.call.dispatched'])
+    expect(q.ctx().runtime).toEqual({ owner: 'acct_1' })
+    expect('runtime' in q.ctx().config).toBe(false)
+    expect('events' in q.ctx().config).toBe(false)
+    q.send(agent('a2', 1))
+    expect(q.ctx().runtime).toEqual({ owner: 'acct_1' })
   })
 })
 
@@ -355,7 +472,7 @@ describe('queue events and aliases', () => {
     expect(answered).not.toHaveProperty('callback_id')
     const cb = withQueueAliases({
       type: 'queue.call.callback_failed',
-      data: { queue: 'q', from_number: '+1', to_number: '+2', callback: 'cb', attempts: 3, reason: 'max_attempts_reached' },
+      data: { queue: 'q', from_number: '+1', to_number: '+2', callback: 'cb', attempts: 3, reason: 'max_attempts_exceeded' },
     })
     expect(cb).toMatchObject({ callback: 'cb', callback_id: 'cb', queue_id: 'q' })
   })
@@ -390,11 +507,23 @@ function toEvent(r: Raw, t: number, c: QueueContext, step: number): QueueMachine
     case 0:
     case 1:
     case 2:
-    case 3:
       // mostly new calls, sometimes a known id (already queued, or coming back)
       return { type: 'ENQUEUE', call_id: r.n === 0 ? call_id : `n${step}`, from_number: '+15550000000', to_number: '+15559999999', priority: r.priority, at: a }
+    case 3:
+      // a routed call, with the members as its router saw them (some statuses, one member less now and then)
+      return {
+        type: 'CALLER_ARRIVED',
+        call_id: r.n === 0 ? call_id : `n${step}`,
+        from_number: '+15550000000',
+        to_number: '+15559999999',
+        priority: r.priority,
+        agents: AGENTS.slice(r.n === 3 ? 1 : 0).map((u, i) => ({ user_id: u, status: (['available', 'busy', 'offline'] as const)[(i + r.agent) % 3]! })),
+        at: a,
+      }
     case 4:
-      return { type: 'ABANDON', call_id: present, at: a }
+      return r.n < 2
+        ? { type: 'ABANDON', call_id: present, at: a }
+        : { type: 'CALL_ENDED', call_id: r.n === 2 ? present : (Object.keys(c.connected)[0] ?? present), at: a }
     case 5:
       return { type: 'OFFER_ENDED', call_id: target?.call_id ?? call_id, at: a }
     case 6:
@@ -484,14 +613,15 @@ describe('queue.v1 properties', () => {
             expect(after).toBe(before)
             continue
           }
-          if (ev.type === 'ENQUEUE') {
+          const arrived = ev.type === 'ENQUEUE' || ev.type === 'CALLER_ARRIVED'
+          if (arrived) {
             // a call may come back after it left (a new stay); never while it is in the queue
             expect(arrival.has(ev.call_id)).toBe(false)
             ended.delete(ev.call_id)
             arrival.set(ev.call_id, arrivals++)
           }
           // one queue.call.queued per admitted arrival, none otherwise
-          expect(effects.filter((f) => f.type === 'emit' && f.e.type === 'queue.call.queued').length).toBe(ev.type === 'ENQUEUE' ? 1 : 0)
+          expect(effects.filter((f) => f.type === 'emit' && f.e.type === 'queue.call.queued').length).toBe(arrived ? 1 : 0)
           const offeredBefore = new Set(
             queueOrder(before)
               .filter((e) => e.phase !== 'waiting')
@@ -517,7 +647,7 @@ describe('queue.v1 properties', () => {
               offeredThisStep.add(f.o.call_id)
               const reoffer = offeredBefore.has(f.o.call_id)
               // only again after its previous offer ended in this very step
-              if (reoffer) expect(['AGENT_DECLINED', 'OFFER_ENDED', 'AGENT_STATUS', 'AGENT_REMOVED', 'CALLBACK_RESULT']).toContain(ev.type)
+              if (reoffer) expect(['AGENT_DECLINED', 'OFFER_ENDED', 'AGENT_STATUS', 'AGENT_REMOVED', 'CALLBACK_RESULT', 'CALLER_ARRIVED']).toContain(ev.type)
             }
           }
           for (const id of Object.keys(before.callbacks)) if (!(id in after.callbacks)) arrival.delete(before.callbacks[id]!)

@@ -10,6 +10,12 @@
 //   - `offer`           ring these agents for this caller (or for this callback)
 //   - `cancelOffer`     stop ringing these agents (someone else answered, the caller left)
 //   - `toTimeoutTarget` hand the call to the queue's timeout target
+//   - `callBack`        an agent took a callback: call the caller back now
+//   - `wake`            deliver this event back to the queue at a later time (a caller
+//                       routed here that reaches the queue after earlier steps)
+// Each caller may carry an `attachment` (ENQUEUE, CALLER_ARRIVED): whatever the runtime
+// needs to reach that caller's call; the machine never reads it, keeps it with the
+// entry and hands it back with the offer, timeout and callback effects.
 // No clock reads: every event carries `at`. Durable delays arrive as TIMER events
 // from the durable scheduler (due times: `maxWaitDeadline`, callback `not_before`,
 // agent `wrap_until`); a stale fire fails its guard and is dropped.
@@ -61,19 +67,53 @@ export interface QueueConfig {
   callback_retry_seconds: number
 }
 
-export type QueueInput = Pick<QueueConfig, 'queue_id' | 'queue_name' | 'strategy'> & Partial<QueueConfig>
+export type QueueInput = Pick<QueueConfig, 'queue_id' | 'queue_name' | 'strategy'> &
+  Partial<QueueConfig> & {
+    /** What the runtime needs to act for this queue (its owner); kept as `context.runtime`, never read by the machine. */
+    runtime?: unknown
+    /** Events the creator already has for the queue (the call whose arrival creates it): applied in order at start. */
+    events?: QueueMachineEvent[]
+  }
+
+/** An agent's standing as a caller's router saw it (members, logged in or out, presence). */
+export interface ArrivalAgent {
+  user_id: string
+  status: AgentStatus
+}
 
 type At = { at: string }
 export type QueueMachineEvent =
   /** a call enters the queue (the router's plan said: enqueue). priority: higher first, default 0. */
-  | ({ type: 'ENQUEUE'; call_id: string; from_number: string; from_name?: string | null; to_number: string; priority?: number } & At)
+  | ({ type: 'ENQUEUE'; call_id: string; from_number: string; from_name?: string | null; to_number: string; priority?: number; attachment?: unknown } & At)
+  /**
+   * A routed call reaches the queue: ENQUEUE, after bringing the agents up to date with
+   * the members the router saw (`agents`: unknown ones join, absent ones leave; a busy,
+   * wrapping-up or ringing agent keeps the queue's own status). With `arrives_at` later
+   * than `at` the call gets here only then (earlier steps of its plan first): the
+   * event comes back by `wake`.
+   */
+  | ({
+      type: 'CALLER_ARRIVED'
+      call_id: string
+      from_number: string
+      from_name?: string | null
+      to_number: string
+      priority?: number
+      attachment?: unknown
+      agents?: ArrivalAgent[]
+      /** the queue's settings as the router read them (a queue's row may have changed since its actor started). */
+      config?: Partial<Pick<QueueConfig, 'queue_name' | 'max_wait_seconds'>>
+      arrives_at?: string
+    } & At)
+  /** the caller's call ended, whatever the queue thought of it: a waiting caller abandoned, a connected call completed. */
+  | ({ type: 'CALL_ENDED'; call_id: string } & At)
   /** the caller hung up while waiting or ringing. */
   | ({ type: 'ABANDON'; call_id: string } & At)
   /** the ring of an offer ended and no agent answered (ring timeout, all declined). */
-  | ({ type: 'OFFER_ENDED'; call_id: string } & At)
+  | ({ type: 'OFFER_ENDED'; call_id: string; offered_at?: string } & At)
   /** one offered agent declined (or was busy): the offer goes on with the others. */
-  | ({ type: 'AGENT_DECLINED'; call_id: string; user_id: string } & At)
-  | ({ type: 'AGENT_ANSWERED'; call_id: string; user_id: string; endpoint_id?: string | null } & At)
+  | ({ type: 'AGENT_DECLINED'; call_id: string; user_id: string; offered_at?: string } & At)
+  | ({ type: 'AGENT_ANSWERED'; call_id: string; user_id: string; endpoint_id?: string | null; offered_at?: string } & At)
   /** the answered queue call ended. */
   | ({ type: 'CALL_COMPLETED'; call_id: string } & At)
   | ({ type: 'CALLBACK_REQUESTED'; call_id: string; callback_id: string } & At)
@@ -98,6 +138,12 @@ export interface QueueAgent {
   /** the caller this agent is being offered, if any. */
   claimed_by: string | null
   wrap_until: string | null
+  /**
+   * when the status last changed (by a report, or by the queue itself: an answer makes
+   * the agent busy). A report older than that is stale: presence travels separately
+   * and may arrive after the queue already knows better.
+   */
+  status_at?: string
 }
 
 export interface QueueCallback {
@@ -122,9 +168,16 @@ export interface QueueEntry {
    */
   phase: 'waiting' | 'offered' | 'calling_back'
   offered_to: string[]
+  /**
+   * when the current offer started. Ring events may name the offer they belong to
+   * (`offered_at`): one of an earlier offer of the same caller is stale and dropped.
+   */
+  offered_at?: string
   /** max wait passed during a ring: time out if that ring ends unanswered. */
   timeout_due: boolean
   callback: QueueCallback | null
+  /** the runtime's, opaque (see the top of the file). */
+  attachment?: unknown
 }
 
 export interface QueueLane {
@@ -135,6 +188,8 @@ export interface QueueLane {
 
 export interface QueueContext {
   config: QueueConfig
+  /** the input's `runtime`, opaque. */
+  runtime?: unknown
   /**
    * callers in the queue (waiting, ringing, or to be called back) in queue order:
    * lanes by descending priority. Arrays rather than a map by call id, so that a step
@@ -146,7 +201,15 @@ export interface QueueContext {
   agents: Record<string, QueueAgent>
   /** answered queue calls, until completed. */
   connected: Record<string, { entry: QueueEntry; agent_user: string; agent_endpoint: string | null; answered_at: string }>
+  /**
+   * The last calls that left the queue (at most DEPARTED_KEPT): a routed call's arrival
+   * is written twice (the spawn of the queue's actor and a command for it), and the
+   * copy may land after the caller already left; it is refused, not a second stay.
+   */
+  departed?: string[]
 }
+
+export const DEPARTED_KEPT = 256
 
 // ---------------------------------------------------------------- effects
 
@@ -156,6 +219,7 @@ export interface QueueOffer {
   callback_id: string | null
   agents: { user_id: string; endpoint_id: string | null }[]
   at: string
+  attachment?: unknown
 }
 export interface QueueCancelOffer {
   call_id: string
@@ -166,6 +230,19 @@ export interface QueueTimeout {
   call_id: string
   reason: 'max_wait' | 'leave_when_empty'
   at: string
+  attachment?: unknown
+}
+export interface QueueCallBack {
+  call_id: string
+  callback_id: string
+  agent: { user_id: string; endpoint_id: string | null }
+  at: string
+  attachment?: unknown
+}
+export interface QueueWake {
+  /** when to deliver `event` back to the queue (its own `at`). */
+  at: string
+  event: QueueMachineEvent
 }
 
 export type QueueEffect =
@@ -173,28 +250,41 @@ export type QueueEffect =
   | { type: 'offer'; params: QueueOffer }
   | { type: 'cancelOffer'; params: QueueCancelOffer }
   | { type: 'toTimeoutTarget'; params: QueueTimeout }
+  | { type: 'callBack'; params: QueueCallBack }
+  | { type: 'wake'; params: QueueWake }
 
 // ---------------------------------------------------------------- pure helpers
 
 const ms = (iso: string) => Date.parse(iso)
 const iso = (t: number) => new Date(t).toISOString()
+/** A ring event that names its offer belongs to the current one. */
+const sameOffer = (e: QueueEntry, offered_at: string | undefined) => offered_at === undefined || e.offered_at === offered_at
+const attachmentOf = (e: QueueEntry) => (e.attachment !== undefined ? { attachment: e.attachment } : {})
 const validAt = (at: unknown): at is string => typeof at === 'string' && !Number.isNaN(Date.parse(at))
 const nonEmpty = (s: unknown): s is string => typeof s === 'string' && s !== ''
 const waitSeconds = (from: string, to: string) => Math.max(0, Math.floor((ms(to) - ms(from)) / 1000))
 
 export function queueConfig(input: QueueInput): QueueConfig {
+  const { runtime: _runtime, events: _events, ...config } = input
   return {
     max_wait_seconds: 0,
     leave_when_empty: false,
     wrap_up_seconds: 0,
     callback_max_attempts: 3,
     callback_retry_seconds: 300,
-    ...input,
+    ...config,
   }
 }
 
 export function initialQueueContext(input: QueueInput): QueueContext {
-  return { config: queueConfig(input), lanes: [], callbacks: {}, agents: {}, connected: {} }
+  return {
+    config: queueConfig(input),
+    ...(input.runtime !== undefined ? { runtime: input.runtime } : {}),
+    lanes: [],
+    callbacks: {},
+    agents: {},
+    connected: {},
+  }
 }
 
 /** When a live caller's max wait runs out. */
@@ -261,32 +351,50 @@ const loggedIn = (c: QueueContext) => {
   return false
 }
 
+const AGENT_STATUSES: readonly AgentStatus[] = ['available', 'busy', 'wrapping_up', 'offline']
+
+/** Whether the caller in an ENQUEUE or CALLER_ARRIVED may enter now. */
+const admissible = (c: QueueContext, e: Extract<QueueMachineEvent, { type: 'ENQUEUE' | 'CALLER_ARRIVED' }>) =>
+  nonEmpty(e.call_id) &&
+  !findEntry(c, e.call_id) &&
+  !(e.call_id in c.connected) &&
+  typeof e.from_number === 'string' &&
+  typeof e.to_number === 'string' &&
+  (e.priority === undefined || Number.isSafeInteger(e.priority))
+
+/** A CALLER_ARRIVED that is early: it comes back by `wake` at arrives_at. */
+const arrivesLater = (e: Extract<QueueMachineEvent, { type: 'CALLER_ARRIVED' }>) => e.arrives_at !== undefined && ms(e.arrives_at) > ms(e.at)
+
 /** Whether the queue takes this event now (the machine's only guard). */
 export function acceptsQueueEvent(c: QueueContext, e: QueueMachineEvent): boolean {
   if (!e || !validAt(e.at)) return false
   switch (e.type) {
     case 'ENQUEUE':
+      return admissible(c, e)
+    case 'CALLER_ARRIVED':
       return (
-        nonEmpty(e.call_id) &&
-        !findEntry(c, e.call_id) &&
-        !(e.call_id in c.connected) &&
-        typeof e.from_number === 'string' &&
-        typeof e.to_number === 'string' &&
-        (e.priority === undefined || Number.isSafeInteger(e.priority))
+        !c.departed?.includes(e.call_id) &&
+        (e.arrives_at === undefined || validAt(e.arrives_at)) &&
+        (e.agents === undefined || (Array.isArray(e.agents) && e.agents.every((a) => nonEmpty(a?.user_id) && AGENT_STATUSES.includes(a.status)))) &&
+        admissible(c, e)
       )
+    case 'CALL_ENDED': {
+      if (e.call_id in c.connected) return true
+      const entry = findEntry(c, e.call_id)
+      return !!entry && entry.callback === null
+    }
     case 'ABANDON': {
       const entry = findEntry(c, e.call_id)
       return !!entry && entry.callback === null
     }
-    case 'OFFER_ENDED':
-      return findEntry(c, e.call_id)?.phase === 'offered'
-    case 'AGENT_DECLINED': {
+    case 'OFFER_ENDED': {
       const entry = findEntry(c, e.call_id)
-      return !!entry && entry.phase === 'offered' && entry.offered_to.includes(e.user_id)
+      return entry?.phase === 'offered' && sameOffer(entry, e.offered_at)
     }
+    case 'AGENT_DECLINED':
     case 'AGENT_ANSWERED': {
       const entry = findEntry(c, e.call_id)
-      return !!entry && entry.phase === 'offered' && entry.offered_to.includes(e.user_id)
+      return !!entry && entry.phase === 'offered' && entry.offered_to.includes(e.user_id) && sameOffer(entry, e.offered_at)
     }
     case 'CALL_COMPLETED':
       return e.call_id in c.connected
@@ -298,8 +406,10 @@ export function acceptsQueueEvent(c: QueueContext, e: QueueMachineEvent): boolea
       const entry = findEntry(c, c.callbacks[e.callback_id])
       return !!entry && entry.phase === 'calling_back' && CALLBACK_RESULTS.includes(e.result)
     }
-    case 'AGENT_STATUS':
-      return nonEmpty(e.user_id) && ['available', 'busy', 'wrapping_up', 'offline'].includes(e.status)
+    case 'AGENT_STATUS': {
+      const known = c.agents[e.user_id]?.status_at
+      return nonEmpty(e.user_id) && AGENT_STATUSES.includes(e.status) && (known === undefined || ms(e.at) >= ms(known))
+    }
     case 'AGENT_REMOVED':
       return e.user_id in c.agents
     case 'TIMER':
@@ -337,10 +447,12 @@ class Step {
   ) {
     this.c = {
       config: from.config,
+      ...(from.runtime !== undefined ? { runtime: from.runtime } : {}),
       lanes: from.lanes.map((l) => ({ priority: l.priority, entries: l.entries })),
       callbacks: { ...from.callbacks },
       agents: { ...from.agents },
       connected: { ...from.connected },
+      ...(from.departed ? { departed: from.departed } : {}),
     }
   }
 
@@ -378,7 +490,8 @@ class Step {
     this.writable(lane)[i] = e
   }
   setAgent(a: QueueAgent) {
-    this.c.agents[a.user_id] = a
+    const before = this.c.agents[a.user_id]
+    this.c.agents[a.user_id] = before && before.status === a.status ? a : { ...a, status_at: this.at }
   }
 
   enqueue(e: QueueEntry) {
@@ -395,6 +508,7 @@ class Step {
 
   /** Take a caller out of the queue (answered, abandoned, timed out, callback done). */
   dequeue(e: QueueEntry) {
+    this.c.departed = [...(this.c.departed ?? []).slice(1 - DEPARTED_KEPT), e.call_id]
     if (e.callback) delete this.c.callbacks[e.callback.callback_id]
     const lane = this.c.lanes.find((l) => l.priority === e.priority)
     if (!lane) return
@@ -430,7 +544,7 @@ class Step {
   timeOut(e: QueueEntry, reason: QueueTimeout['reason']) {
     this.dequeue(e)
     this.emit({ type: 'queue.call.timed_out', data: { ...this.common(e), timed_out_at: this.at } })
-    this.effects.push({ type: 'toTimeoutTarget', params: { call_id: e.call_id, reason, at: this.at } })
+    this.effects.push({ type: 'toTimeoutTarget', params: { call_id: e.call_id, reason, at: this.at, ...attachmentOf(e) } })
   }
 
   /** One agent stops being offered e (declined, went busy or offline, left the queue). */
@@ -453,7 +567,7 @@ class Step {
       const { entry, agents } = d
       const ids = agents.map((a) => a.user_id)
       for (const a of agents) this.setAgent({ ...a, claimed_by: entry.call_id })
-      this.setEntry({ ...entry, phase: 'offered', offered_to: ids })
+      this.setEntry({ ...entry, phase: 'offered', offered_to: ids, offered_at: this.at })
       if (entry.callback === null)
         this.emit({
           type: 'queue.call.dispatched',
@@ -466,6 +580,7 @@ class Step {
           callback_id: entry.callback?.callback_id ?? null,
           agents: agents.map((a) => ({ user_id: a.user_id, endpoint_id: a.endpoint_id })),
           at: this.at,
+          ...attachmentOf(entry),
         },
       })
     }
@@ -479,6 +594,65 @@ class Step {
         ? { ...a, status: 'wrapping_up', idle_since: null, wrap_until: iso(ms(this.at) + wrap * 1000) }
         : { ...a, status: 'available', idle_since: this.at, wrap_until: null },
     )
+  }
+
+  /** A caller enters (ENQUEUE, or a CALLER_ARRIVED that is due). */
+  admit(e: Extract<QueueMachineEvent, { type: 'ENQUEUE' | 'CALLER_ARRIVED' }>) {
+    const priority = e.priority ?? 0
+    this.enqueue({
+      call_id: e.call_id,
+      from_number: e.from_number,
+      from_name: e.from_name ?? null,
+      to_number: e.to_number,
+      priority,
+      entered_at: this.at,
+      position_at_admit: 0,
+      phase: 'waiting',
+      offered_to: [],
+      timeout_due: false,
+      callback: null,
+      ...(e.attachment !== undefined ? { attachment: e.attachment } : {}),
+    })
+    const lane = this.c.lanes.find((l) => l.priority === priority)!
+    this.emit({ type: 'queue.call.queued', data: { ...this.common(lane.entries[lane.entries.length - 1]!), queued_at: this.at } })
+  }
+
+  /**
+   * The members as a caller's router saw them. The queue's own knowledge wins where it
+   * has some: an agent it made busy, wrapping up or ringing keeps that (presence tells
+   * the queue when that ends); otherwise the router's view, read more recently, applies.
+   */
+  syncAgents(agents: readonly ArrivalAgent[]) {
+    const seen = new Set<string>()
+    for (const a of agents) {
+      seen.add(a.user_id)
+      const known = this.c.agents[a.user_id]
+      if (known && (known.status === 'busy' || known.status === 'wrapping_up' || known.claimed_by !== null)) continue
+      if (known?.status_at && ms(known.status_at) > ms(this.at)) continue
+      if (!known || known.status !== a.status) this.agentStatus(a.user_id, a.status, undefined)
+    }
+    for (const id of Object.keys(this.c.agents)) {
+      if (seen.has(id)) continue
+      this.agentStatus(id, 'offline', undefined)
+      delete this.c.agents[id]
+    }
+  }
+
+  abandon(entry: QueueEntry) {
+    this.dequeue(entry)
+    this.release(entry, entry.offered_to, true)
+    this.emit({ type: 'queue.call.abandoned', data: { ...this.common(entry), abandoned_at: this.at } })
+  }
+
+  complete(call_id: string) {
+    const done = this.c.connected[call_id]!
+    delete this.c.connected[call_id]
+    const agent = this.c.agents[done.agent_user]
+    if (agent && agent.status === 'busy') this.agentFree(agent)
+    this.emit({
+      type: 'queue.call.completed',
+      data: { ...this.common(done.entry, done.answered_at), agent_user: done.agent_user, agent_endpoint: done.agent_endpoint, completed_at: this.at },
+    })
   }
 
   agentStatus(user_id: string, status: AgentStatus, endpoint_id: string | null | undefined) {
@@ -512,31 +686,26 @@ export function stepQueue(from: QueueContext, e: QueueMachineEvent): { context: 
   const s = new Step(from, e.at)
   const c = s.c
   switch (e.type) {
-    case 'ENQUEUE': {
-      s.enqueue({
-        call_id: e.call_id,
-        from_number: e.from_number,
-        from_name: e.from_name ?? null,
-        to_number: e.to_number,
-        priority: e.priority ?? 0,
-        entered_at: e.at,
-        position_at_admit: 0,
-        phase: 'waiting',
-        offered_to: [],
-        timeout_due: false,
-        callback: null,
-      })
-      const lane = c.lanes.find((l) => l.priority === (e.priority ?? 0))!
-      s.emit({ type: 'queue.call.queued', data: { ...s.common(lane.entries[lane.entries.length - 1]!), queued_at: e.at } })
+    case 'ENQUEUE':
+      s.admit(e)
       break
-    }
-    case 'ABANDON': {
-      const entry = findEntry(c, e.call_id)!
-      s.dequeue(entry)
-      s.release(entry, entry.offered_to, true)
-      s.emit({ type: 'queue.call.abandoned', data: { ...s.common(entry), abandoned_at: e.at } })
+    case 'CALLER_ARRIVED':
+      if (arrivesLater(e)) {
+        const { arrives_at, ...rest } = e
+        s.effects.push({ type: 'wake', params: { at: arrives_at!, event: { ...rest, at: arrives_at! } } })
+        break
+      }
+      if (e.config) c.config = { ...c.config, ...e.config }
+      if (e.agents) s.syncAgents(e.agents)
+      s.admit(e)
       break
-    }
+    case 'CALL_ENDED':
+      if (e.call_id in c.connected) s.complete(e.call_id)
+      else s.abandon(findEntry(c, e.call_id)!)
+      break
+    case 'ABANDON':
+      s.abandon(findEntry(c, e.call_id)!)
+      break
     case 'OFFER_ENDED':
       s.offerFailed(findEntry(c, e.call_id)!)
       break
@@ -555,6 +724,16 @@ export function stepQueue(from: QueueContext, e: QueueMachineEvent): { context: 
           true,
         )
         s.setEntry({ ...entry, phase: 'calling_back', offered_to: [e.user_id] })
+        s.effects.push({
+          type: 'callBack',
+          params: {
+            call_id: entry.call_id,
+            callback_id: entry.callback.callback_id,
+            agent: { user_id: e.user_id, endpoint_id: endpoint },
+            at: e.at,
+            ...attachmentOf(entry),
+          },
+        })
         break
       }
       s.dequeue(entry)
@@ -568,17 +747,9 @@ export function stepQueue(from: QueueContext, e: QueueMachineEvent): { context: 
       s.emit({ type: 'queue.call.answered', data: { ...s.common(entry), agent_user: e.user_id, agent_endpoint: endpoint, answered_at: e.at } })
       break
     }
-    case 'CALL_COMPLETED': {
-      const done = c.connected[e.call_id]!
-      delete c.connected[e.call_id]
-      const agent = c.agents[done.agent_user]
-      if (agent && agent.status === 'busy') s.agentFree(agent)
-      s.emit({
-        type: 'queue.call.completed',
-        data: { ...s.common(done.entry, done.answered_at), agent_user: done.agent_user, agent_endpoint: done.agent_endpoint, completed_at: e.at },
-      })
+    case 'CALL_COMPLETED':
+      s.complete(e.call_id)
       break
-    }
     case 'CALLBACK_REQUESTED': {
       const entry = findEntry(c, e.call_id)!
       const callback: QueueCallback = { callback_id: e.callback_id, requested_at: e.at, attempts: 0, not_before: null }
@@ -615,7 +786,7 @@ export function stepQueue(from: QueueContext, e: QueueMachineEvent): { context: 
       if (more) s.setEntry({ ...entry, phase: 'waiting', offered_to: [], callback: { ...cb, attempts, not_before: next_attempt_at } })
       else {
         s.dequeue(entry)
-        if (!answered) s.emit({ type: 'queue.call.callback_failed', data: { ...s.callbackCommon(entry), attempts, reason: 'max_attempts_reached' } })
+        if (!answered) s.emit({ type: 'queue.call.callback_failed', data: { ...s.callbackCommon(entry), attempts, reason: 'max_attempts_exceeded' } })
       }
       break
     }
@@ -656,9 +827,26 @@ export const queueMachine = setup({
     offer: (_: unknown, _params: QueueOffer) => {},
     cancelOffer: (_: unknown, _params: QueueCancelOffer) => {},
     toTimeoutTarget: (_: unknown, _params: QueueTimeout) => {},
+    callBack: (_: unknown, _params: QueueCallBack) => {},
+    wake: (_: unknown, _params: QueueWake) => {},
     step: enqueueActions(({ context, event, enqueue }) => {
       const { context: next, effects } = stepQueue(context, event)
       enqueue.assign(() => next)
+      for (const f of effects) enqueue(f)
+    }),
+    /** the input's events, each as if sent (those the queue does not take are left out). */
+    start: enqueueActions(({ context, event, enqueue }) => {
+      // the entry of the initial state runs with xstate's init event, which carries the input
+      const events = (event as unknown as { input?: QueueInput }).input?.events ?? []
+      let c = context
+      const effects: QueueEffect[] = []
+      for (const e of events) {
+        if (!acceptsQueueEvent(c, e)) continue
+        const next = stepQueue(c, e)
+        c = next.context
+        effects.push(...next.effects)
+      }
+      enqueue.assign(() => c)
       for (const f of effects) enqueue(f)
     }),
   },
@@ -671,6 +859,7 @@ export const queueMachine = setup({
   initial: 'open',
   states: {
     open: {
+      entry: 'start',
       on: {
         '*': { guard: 'accepts', actions: 'step' },
       },

@@ -1,78 +1,124 @@
 /**
- * Operator CLI over the same operations as the /admin API, straight against the
- * configured database (DATA_DIR or DATABASE_URL):
+ * The command line: `npm run cli -- <command> …` (`bun src/cli.ts …`), `--help` on
+ * every command.
  *
- *   npm run cli -- platform create --name "Acme" [--live-enabled]
- *   npm run cli -- platform update <platform_id> [--name "New"] [--live-enabled true|false]
+ * Developer commands talk to a running service over HTTP (--url, --key, --account):
+ *   listen --forward-to <url>    the account's events, forwarded as signed webhooks
+ *   trigger <event type>         a sample event (sandbox test helper)
+ *   simulate-call …              a simulated call, --follow to print its events
+ * Operator commands: `platform create|update` straight against the configured
+ * database (DATA_DIR or DATABASE_URL); `dead-letters list|replay` and `mail list`
+ * over the operator API (VOICE_ADMIN_TOKEN).
  */
-import { systemClock } from './clock'
-import { ConfigError, loadConfig } from './config'
-import { openDatabase } from './db/client'
-import { ApiError } from './errors'
-import { createPlatform, updatePlatform } from './services/platform/platforms'
+import { type Env, ServiceError } from './cli/api'
+import { helpText, parseArgs, UsageError } from './cli/args'
+import type { Command } from './cli/command'
+import { listenCommand } from './cli/listen'
+import { deadLettersListCommand, deadLettersReplayCommand, mailListCommand } from './cli/operator'
+import { platformCreateCommand, platformUpdateCommand } from './cli/platform'
+import { simulateCallCommand } from './cli/simulate-call'
+import { triggerCommand } from './cli/trigger'
 
-const USAGE = `usage:
-  cli platform create --name <name> [--live-enabled]
-  cli platform update <platform_id> [--name <name>] [--live-enabled true|false]`
+export const COMMANDS: Command[] = [
+  listenCommand,
+  triggerCommand,
+  simulateCallCommand,
+  platformCreateCommand,
+  platformUpdateCommand,
+  deadLettersListCommand,
+  deadLettersReplayCommand,
+  mailListCommand,
+]
 
-function option(args: string[], name: string): string | undefined {
-  const i = args.indexOf(name)
-  if (i === -1) return undefined
-  const v = args[i + 1]
-  if (v === undefined || v.startsWith('--')) throw new UsageError(`${name} needs a value`)
-  return v
+function topHelp(): string {
+  const width = Math.max(...COMMANDS.map((c) => c.name.length))
+  const line = (c: Command) => `  ${c.name.padEnd(width)}  ${c.summary}`
+  const developer = COMMANDS.filter((c) => ['listen', 'trigger', 'simulate-call'].includes(c.name))
+  return [
+    'usage: npm run cli -- <command> [options]      (or: bun src/cli.ts <command> [options])',
+    '',
+    'Developer commands (a running service over HTTP; --url, --key or VOICE_API_KEY, --account or VOICE_ACCOUNT):',
+    ...developer.map(line),
+    '',
+    'Operator commands:',
+    ...COMMANDS.filter((c) => !developer.includes(c)).map(line),
+    '',
+    'Run `npm run cli -- <command> --help` for a command’s options.',
+    '',
+  ].join('\n')
 }
 
-class UsageError extends Error {}
-
-function liveFlag(args: string[], allowBare: boolean): boolean | undefined {
-  const i = args.indexOf('--live-enabled')
-  if (i === -1) return undefined
-  const v = args[i + 1]
-  if (v === 'true' || v === '1') return true
-  if (v === 'false' || v === '0') return false
-  if (allowBare) return true
-  throw new UsageError('--live-enabled needs true or false')
+/** The command named by the first one or two words, with the words that follow. */
+function findCommand(argv: string[]): { command?: Command; rest: string[]; group?: string } {
+  const two = COMMANDS.find((c) => c.name === `${argv[0]} ${argv[1]}`)
+  if (two) return { command: two, rest: argv.slice(2) }
+  const one = COMMANDS.find((c) => c.name === argv[0])
+  if (one) return { command: one, rest: argv.slice(1) }
+  const group = COMMANDS.some((c) => c.name.startsWith(`${argv[0]} `)) ? argv[0] : undefined
+  return { rest: argv.slice(1), group }
 }
 
-export async function runCli(argv: string[], env: Record<string, string | undefined> = process.env): Promise<number> {
-  const [noun, verb, ...rest] = argv
-  try {
-    if (noun !== 'platform' || (verb !== 'create' && verb !== 'update')) throw new UsageError('unknown command')
-    const config = loadConfig(env)
-    // Beside a running service, the CLI uses that service's embedded server.
-    const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, embedded: config.embeddedDatabase, attach: true })
-    try {
-      await database.migrate()
-      const clock = systemClock()
-      let out: unknown
-      if (verb === 'create') {
-        const name = option(rest, '--name')
-        if (!name || name.length > 200) throw new UsageError('--name is required (1 to 200 characters)')
-        out = await createPlatform(database.db, clock, { name, live_enabled: liveFlag(rest, true) ?? false })
-      } else {
-        const id = rest[0]
-        if (!id || id.startsWith('--')) throw new UsageError('platform update needs the platform id')
-        const name = option(rest, '--name')
-        if (name !== undefined && (name.length === 0 || name.length > 200)) throw new UsageError('--name must be 1 to 200 characters')
-        out = await updatePlatform(database.db, clock, id, { name, live_enabled: liveFlag(rest, false) })
+export interface CliIo {
+  out?: (text: string) => void
+  err?: (text: string) => void
+  signal?: AbortSignal
+}
+
+export async function runCli(argv: string[], env: Env = process.env, io: CliIo = {}): Promise<number> {
+  const out = io.out ?? ((t: string) => void process.stdout.write(t))
+  const err = io.err ?? ((t: string) => void process.stderr.write(t))
+  const signal = io.signal ?? new AbortController().signal
+  if (argv.length === 0 || argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    // `help <command>` is `<command> --help`.
+    if (argv[0] === 'help' && argv.length > 1) return runCli([...argv.slice(1), '--help'], env, io)
+    out(topHelp())
+    return argv.length === 0 ? 2 : 0
+  }
+  const { command, rest, group } = findCommand(argv)
+  if (!command) {
+    if (group) {
+      const verbs = COMMANDS.filter((c) => c.name.startsWith(`${group} `))
+      if (rest.includes('--help') || rest.includes('-h')) {
+        out(verbs.map((c) => `usage: ${c.usage}\n  ${c.summary}\n`).join('\n'))
+        return 0
       }
-      process.stdout.write(`${JSON.stringify(out, null, 2)}\n`)
-      return 0
-    } finally {
-      await database.close()
-    }
-  } catch (e) {
-    if (e instanceof UsageError) {
-      process.stderr.write(`${e.message}\n${USAGE}\n`)
+      err(`unknown command: ${argv.slice(0, 2).join(' ')}\n${verbs.map((c) => `usage: ${c.usage}`).join('\n')}\n`)
       return 2
     }
-    if (e instanceof ConfigError || e instanceof ApiError) {
-      process.stderr.write(`${e.message}\n`)
+    err(`unknown command: ${argv[0]}\n\n${topHelp()}`)
+    return 2
+  }
+  try {
+    const wantsHelp = rest.includes('--help') || rest.includes('-h')
+    if (wantsHelp) {
+      out(helpText(command))
+      return 0
+    }
+    const args = command.ownParsing ? { positionals: [], options: new Map(), all: new Map(), help: false } : parseArgs(rest, command.options, command.usage)
+    return await command.run(args, { env, out, err, signal }, rest)
+  } catch (e) {
+    if (e instanceof UsageError) {
+      err(`${e.message}\nusage: ${e.usage ?? command.usage}\n(run with --help for every option)\n`)
+      return 2
+    }
+    if (e instanceof ServiceError) {
+      err(e.describe())
       return 1
     }
     throw e
   }
 }
 
-if (import.meta.main) process.exit(await runCli(process.argv.slice(2)))
+if (import.meta.main) {
+  const stop = new AbortController()
+  let interrupts = 0
+  const onSignal = () => {
+    // The first Ctrl-C stops the command cleanly; a second one does not wait.
+    if (++interrupts > 1) process.exit(130)
+    stop.abort()
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+  const code = await runCli(process.argv.slice(2), process.env, { signal: stop.signal })
+  process.exit(code)
+}

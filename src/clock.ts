@@ -9,6 +9,12 @@ export interface Clock {
   readonly speed: number
   /** Real milliseconds to wait for a simulated duration. */
   realDelayMs(simulatedMs: number): number
+  /**
+   * Real time, never sped up: for lifetimes that someone else measures on their own
+   * clock — session tokens, download links, idempotency records, webhook signature
+   * timestamps, digest nonces. VOICE_CLOCK_SPEED compresses simulated calls, not those.
+   */
+  wallNow(): Date
 }
 
 /**
@@ -22,6 +28,7 @@ export function systemClock(speed = 1): Clock {
     speed,
     now: () => (speed === 1 ? new Date() : new Date(realStart + (performance.now() - perf0) * speed)),
     realDelayMs: (ms) => ms / speed,
+    wallNow: () => new Date(),
   }
 }
 
@@ -36,6 +43,8 @@ export function manualClock(start: Date | string = '2026-01-15T12:00:00.000Z'): 
   return {
     speed: 1,
     now: () => new Date(t),
+    // A test drives every lifetime with the one time it sets.
+    wallNow: () => new Date(t),
     realDelayMs: (ms) => ms,
     set: (to) => {
       t = new Date(to).getTime()

@@ -37,3 +37,34 @@ describe('LOG_LEVEL', () => {
     expect(() => loadConfig({ LOG_LEVEL: 'loud' })).toThrow(ConfigError)
   })
 })
+
+describe('VOICE_MASTER_KEY, VOICE_MASTER_KEY_PREVIOUS', () => {
+  const hex = 'ab'.repeat(32)
+  const base64 = Buffer.alloc(32, 7).toString('base64')
+
+  test('32 bytes as hex or base64; unset by default (the key file in DATA_DIR then)', () => {
+    expect(loadConfig({}).masterKey).toBeUndefined()
+    const c = loadConfig({ VOICE_MASTER_KEY: hex, VOICE_MASTER_KEY_PREVIOUS: base64 })
+    expect(c.masterKey?.id).toMatch(/^[0-9a-f]{8}$/)
+    expect(c.masterKeyPrevious?.id).not.toBe(c.masterKey?.id)
+  })
+
+  test('anything else is a ConfigError that does not echo the value', () => {
+    const value = `${hex.slice(0, 60)}zzzz`
+    expect(() => loadConfig({ VOICE_MASTER_KEY: value })).toThrow(ConfigError)
+    bad({ VOICE_MASTER_KEY: value }, /VOICE_MASTER_KEY must be 32 bytes written as 64 hex digits or in base64/)
+    expect(() => loadConfig({ VOICE_MASTER_KEY: value })).not.toThrow(value.slice(0, 16))
+    bad({ VOICE_MASTER_KEY: hex, VOICE_MASTER_KEY_PREVIOUS: 'short' }, /VOICE_MASTER_KEY_PREVIOUS must be 32 bytes/)
+  })
+
+  test('the previous key only beside a new one, and not the same key', () => {
+    bad({ VOICE_MASTER_KEY_PREVIOUS: hex }, /VOICE_MASTER_KEY_PREVIOUS is read only beside VOICE_MASTER_KEY/)
+    bad({ VOICE_MASTER_KEY: hex, VOICE_MASTER_KEY_PREVIOUS: Buffer.from(hex, 'hex').toString('base64') }, /the same key/)
+  })
+
+  test('the parsed config shows key ids, never key bytes', () => {
+    const text = JSON.stringify(loadConfig({ VOICE_MASTER_KEY: base64 }))
+    expect(text).not.toContain(base64)
+    expect(text).toContain('[master key ')
+  })
+})

@@ -3,6 +3,7 @@
  * Nothing else in the code base reads process.env: everything takes a Config.
  */
 import ipaddr from 'ipaddr.js'
+import { type MasterKey, parseMasterKey } from './auth/key-encryption'
 
 export type Role = 'gateway' | 'worker' | 'delivery' | 'media'
 export const ALL_ROLES: Role[] = ['gateway', 'worker', 'delivery', 'media']
@@ -50,6 +51,10 @@ export interface Config {
   /** Milliseconds a worker's shard lease lasts without renewal (how soon another worker takes over a dead one's shards). */
   shardLeaseMs: number
   roles: Role[]
+  /** VOICE_MASTER_KEY: seals secrets at rest; unset: the key file in DATA_DIR (src/auth/master-key.ts). */
+  masterKey: MasterKey | undefined
+  /** VOICE_MASTER_KEY_PREVIOUS: during a rotation, values sealed under it are read and moved to masterKey at start. */
+  masterKeyPrevious: MasterKey | undefined
 }
 
 export class ConfigError extends Error {}
@@ -88,6 +93,23 @@ function secretKey(env: Env, name: string, prefix: string): string | undefined {
     throw new ConfigError(`${name} must start with ${prefix} followed by at least 16 characters`)
   }
   return raw
+}
+
+/** The value is never echoed: a message that quoted a near-miss would leak most of a key. */
+function masterKey(env: Env, name: string): MasterKey | undefined {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return undefined
+  const key = parseMasterKey(raw)
+  if (!key) throw new ConfigError(`${name} must be 32 bytes written as 64 hex digits or in base64 (e.g. openssl rand -base64 32)`)
+  return key
+}
+
+function masterKeys(env: Env): { masterKey: MasterKey | undefined; masterKeyPrevious: MasterKey | undefined } {
+  const current = masterKey(env, 'VOICE_MASTER_KEY')
+  const previous = masterKey(env, 'VOICE_MASTER_KEY_PREVIOUS')
+  if (previous && !current) throw new ConfigError('VOICE_MASTER_KEY_PREVIOUS is read only beside VOICE_MASTER_KEY (the key it rotates to)')
+  if (previous && current && previous.id === current.id) throw new ConfigError('VOICE_MASTER_KEY_PREVIOUS is the same key as VOICE_MASTER_KEY')
+  return { masterKey: current, masterKeyPrevious: previous }
 }
 
 function url(env: Env, name: string, protocols: string[]): string | undefined {
@@ -188,5 +210,6 @@ export function loadConfig(env: Env = process.env, args: string[] = []): Config 
     logLevel: oneOf(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     shardLeaseMs: int(env, 'SHARD_LEASE_MS', 10_000, 500, 600_000),
     roles: parseRoles(args),
+    ...masterKeys(env),
   }
 }

@@ -6,6 +6,7 @@ import { monotonicFactory } from 'ulid'
 
 export const ID_PREFIX = {
   platform: 'plat',
+  webhookAttempt: 'wha',
   apiKey: 'key',
   account: 'acct',
   location: 'loc',

@@ -25,6 +25,11 @@ try {
     console.error(`error: ${e.message}`)
     process.exit(1)
   }
+  // Found only once the database is open (a master key that cannot open its secrets, say).
+  if (e instanceof ConfigError) {
+    console.error(`configuration error: ${e.message}`)
+    process.exit(2)
+  }
   throw e
 }
 const port = service.listen()

@@ -4,9 +4,11 @@
  * start the service through here.
  */
 import { createHmac } from 'node:crypto'
+import { loadKeyRing } from './auth/secrets-at-rest'
 import { systemClock, type Clock } from './clock'
 import type { Config } from './config'
 import { openDatabase, type Database } from './db/client'
+import { lockDataDir } from './db/data-dir-lock'
 import { createLogger, type Logger } from './logger'
 import { createCursorCodec } from './pagination'
 import { offlineGeocoder } from './services/accounts/geocoding'
@@ -22,10 +24,21 @@ import { recordedMailbox, smtpMail, type MailTransport } from './events/mail'
 import { httpWebhookTransport } from './events/webhook-transport'
 import { createApp, type App } from '../gateway/app'
 import { MAX_BODY_BYTES } from '../gateway/plugins/request-context'
+import { spendChannelOver } from '../gateway/plugins/rate-limit'
 import { embeddedWorkers, placedWorkers, type ActorWorkers } from '../actors/workers'
 import { durableActorMessages } from '../actors/runtime/commands'
+import { buildRoutingConfig, validateChange } from '../machines/routing'
 import { provisioningDirectory } from '../media/provisioning/directory'
 import { provisioningHandler } from '../media/provisioning/http'
+import { checkSyncPublisher } from '../media/registrar/check-sync-notify'
+import { clickToCallPublisher, sipCallEndedPublisher } from '../media/b2bua/bus-notices'
+import { type MediaRole, startMediaRole } from '../media/media-role'
+import type { SipServer } from '../media/sip/server'
+import { sipCallActors } from '../actors/calls/sip-calls'
+import { deviceTellWriter } from '../actors/devices/registrar-messages'
+import { registeredDevicesFromBindings } from './services/devices/registrations'
+import { startDataLifecycle } from './services/data-lifecycle/sweeper'
+import { startMediaWatchdog } from './services/calls/media-watchdog'
 import { simulatedRecordingWav, type PauseInterval } from '../media/simulated-audio'
 import { WAV_CONTENT_TYPE } from '../media/wav'
 import { toTelephonyAudio } from '../media/audio-convert'
@@ -47,6 +60,10 @@ export interface Service {
   eventStreams: EventStreams
   /** Actors: where they run (this process, or workers over NATS) and how this process reaches them. */
   actors?: ActorWorkers
+  /** The SIP server, when this process has the media role (its bound ports: SIP_PORT=0 picks free ones). */
+  sip?: SipServer
+  /** The media role, when this process runs it (SIP, the B2BUA, RTP). */
+  media?: MediaRole
   /** Serves HTTP on config.port (0 picks a free port); returns the bound port. */
   listen(): number
   stop(): Promise<void>
@@ -63,14 +80,25 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   const log = opts.log ?? createLogger(config.logLevel)
   const clock = opts.clock ?? systemClock(config.clockSpeed)
   let ready = false
+  // The embedded data folder belongs to this process: a second one fails here, naming the holder.
+  const dataDirLock = config.databaseUrl ? undefined : await lockDataDir(config.dataDir)
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     embedded: config.embeddedDatabase,
     log: (msg) => log.info(msg),
+  }).catch((e) => {
+    dataDirLock?.release()
+    throw e
   })
   await database.migrate()
-  const secrets = await loadSecrets(database.db)
+  // Secrets at rest (src/auth/): a wrong master key stops the start before anything is read or written.
+  const keys = await loadKeyRing(config, database.db, log).catch(async (e) => {
+    await database.close()
+    dataDirLock?.release()
+    throw e
+  })
+  const secrets = await loadSecrets(database.db, keys.ring)
   const bootstrap = await ensureBootstrapPlatform(database.db, clock, {
     testKey: config.testKey,
     liveKey: config.liveKey,
@@ -95,6 +123,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
       leadership: async () => {
         const lease = await database.leadership('webhook-delivery', stopLeadership.signal)
         releaseLeadership = lease.release
+        return lease.lost ? { lost: lease.lost, release: lease.release } : undefined
       },
     })
     bus.subscribe(OUTBOX_WAKE, () => engine.wake())
@@ -110,7 +139,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   })
   // Recording and voicemail audio, and the key that signs their download URLs.
   const storage = createStorage(config)
-  const downloadKey = await loadDownloadSigningKey(database.db)
+  const downloadKey = await loadDownloadSigningKey(database.db, keys.ring)
   // Actors. Embedded: the worker role runs them all in this process. With NATS:
   // workers share them out by shard lease, and every gateway reaches them over NATS.
   let actors: ActorWorkers | undefined
@@ -124,6 +153,8 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
       contentType: WAV_CONTENT_TYPE,
     }),
     outboxCommitted: () => bus.publish(OUTBOX_WAKE, ''),
+    notifyCheckSync: checkSyncPublisher(bus),
+    onSipCallEnded: sipCallEndedPublisher(bus),
   }
   const worker = config.roles.includes('worker')
   if (config.natsUrl && (worker || config.roles.includes('gateway'))) {
@@ -135,7 +166,36 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
     })
   } else if (worker) actors = embeddedWorkers(actorDeps)
   const actorMessages = durableActorMessages(clock)
-  const provisioning = phoneProvisioning({ db: database.db, config, clock, actorMessages, nonceKey: secrets.sessionKey, log })
+  // The media role: SIP on SIP_HOST:SIP_PORT, RTP on RTP_PORT_MIN..MAX. Phones register
+  // their lines here (the device actors hold the bindings, presence follows them) and
+  // call each other through the B2BUA (a call actor per call, on any worker).
+  const actorClient = actors?.client
+  const media = config.roles.includes('media')
+    ? await startMediaRole({
+        db: database.db,
+        clock,
+        bus,
+        log,
+        sipHost: config.sipHost,
+        sipPort: config.sipPort,
+        rtpPortMin: config.rtpPortMin,
+        rtpPortMax: config.rtpPortMax,
+        secret: secrets.sessionKey,
+        writeTells: deviceTellWriter(clock),
+        recordings: storage,
+        callActors: sipCallActors({ db: database.db, clock, wake: actorClient ? (kind, id, rows) => actorClient.wake(kind, id, rows) : undefined }),
+      })
+    : undefined
+  const sip = media?.sip
+  // Phones are told to register on the port SIP is bound to (SIP_PORT=0 picks one).
+  const provisioning = phoneProvisioning({
+    db: database.db,
+    config: { ...config, sipPort: sip?.udpPort ?? config.sipPort },
+    clock,
+    actorMessages,
+    nonceKey: secrets.sessionKey,
+    log,
+  })
   const app = createApp({
     actorMessages,
     provisioning,
@@ -145,6 +205,8 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
     config,
     log,
     geocoder: offlineGeocoder(),
+    // The compiler checks here that the services' routing rows fit the engine's input.
+    routingCheck: (before, after) => validateChange(buildRoutingConfig(before), buildRoutingConfig(after)),
     tokens: sessionTokens(secrets.sessionKey, clock),
     cursors: createCursorCodec(secrets.cursorKey, clock),
     outboxCommitted: () => bus.publish(OUTBOX_WAKE, ''),
@@ -152,10 +214,13 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
     delivery,
     eventStreams,
     actors: actors?.client,
-    registeredDevices: opts.registeredDevices,
+    registeredDevices: opts.registeredDevices ?? registeredDevicesFromBindings(database.db, clock),
+    placeClickToCall: clickToCallPublisher(bus),
     storage,
     audio: toTelephonyAudio,
     downloadKey,
+    // Several gateways share one NATS: each platform's rate is enforced across all of them.
+    rateLimitShare: config.natsUrl ? spendChannelOver(bus) : undefined,
     readiness: async () => {
       if (!ready) return false
       await database.ping()
@@ -166,6 +231,18 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
     purgeExpiredIdempotencyKeys(database.db, clock).catch((err) => log.warn({ err }, 'idempotency purge failed'))
   }, 3600_000)
   purge.unref?.()
+  // Owed blob deletions are swept where blobs are written (worker); the outbox is purged where it is delivered from (delivery).
+  const lifecycle = startDataLifecycle({
+    db: database.db,
+    clock,
+    log,
+    storage: config.roles.includes('worker') ? storage : undefined,
+    events: config.roles.includes('delivery'),
+  })
+  // SIP calls whose media process stopped beating are ended `failed` by the workers (any of them: the tell is named).
+  const watchdog = worker
+    ? startMediaWatchdog({ db: database.db, clock, actorMessages, log, wake: actorClient ? (kind, id) => actorClient.wake(kind, id) : undefined })
+    : undefined
   await delivery?.start()
   await actors?.ready()
   ready = true
@@ -182,6 +259,8 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
     delivery,
     eventStreams,
     actors,
+    sip,
+    media,
     listen() {
       // The gateway refuses bodies over MAX_BODY_BYTES with a JSON 413; this hard limit only stops runaway streams.
       app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 4 * MAX_BODY_BYTES })
@@ -192,8 +271,11 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
     },
     async stop() {
       clearInterval(purge)
+      await lifecycle.stop()
+      watchdog?.stop()
       // Open event streams end first, so that stopping the server has no response left to wait for.
       await eventStreams.close()
+      await media?.stop()
       if (listening) await app.stop(true)
       stopLeadership.abort()
       await actors?.stop()
@@ -201,6 +283,8 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
       await releaseLeadership?.()
       await bus.close()
       await database.close()
+      dataDirLock?.release()
+      keys.release()
     },
   }
 }

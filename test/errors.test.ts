@@ -236,13 +236,13 @@ describe('IDs over 255 characters in paths give 4xx, never 5xx (Limits: resource
 })
 
 describe('unknown routes', () => {
-  test('an unknown path or method gives 404 not_found JSON', async () => {
+  test('an unknown path gives 404 not_found JSON; a known path with a method it lacks gives 405', async () => {
     expectErrorBody(await t.call('GET', '/v1/nothing-here', k), 404, 'not_found')
     expectErrorBody(await t.call('GET', '/v2/users', k), 404, 'not_found')
-    expectErrorBody(await t.call('GET', '/'), 404, 'not_found')
-    expectErrorBody(await t.call('PATCH', '/v1/users', k), 404)
-    expectErrorBody(await t.call('PUT', '/v1/users', { ...k, body: {} }), 404)
-    expectErrorBody(await t.call('DELETE', '/v1/users', k), 404)
+    expectErrorBody(await t.call('GET', '/nothing-here'), 404, 'not_found')
+    expectErrorBody(await t.call('PATCH', '/v1/users', k), 405, 'method_not_allowed')
+    expectErrorBody(await t.call('PUT', '/v1/users', { ...k, body: {} }), 405, 'method_not_allowed')
+    expectErrorBody(await t.call('DELETE', '/v1/users', k), 405, 'method_not_allowed')
   })
 
   test('HEAD on a GET route passes the same authentication as GET', async () => {
@@ -303,5 +303,33 @@ describe('bodies are JSON only', () => {
       headers: { 'content-type': 'application/json; charset=utf-8' },
     })
     expect(r.status).toBe(200)
+  })
+})
+
+describe('a known path with the wrong method, and a credential sent without Bearer', () => {
+  test('PATCH on a resource answers 405 naming the methods it has (updates are POST), changing nothing', async () => {
+    const created = await t.call<any>('POST', '/v1/users', { ...k, body: { email: 'patch-me@example.com', name: 'Pat' } })
+    expect(created.status).toBe(200)
+    const r = await t.call('PATCH', `/v1/users/${created.body.id}`, { ...k, body: { name: 'Changed' } })
+    expectErrorBody(r, 405, 'method_not_allowed')
+    expect(r.body.error).toContain('updates are POST')
+    expect(r.headers.get('allow')).toBe('DELETE, GET, POST')
+    const after = await t.call<any>('GET', `/v1/users/${created.body.id}`, k)
+    expect(after.body.name).toBe('Pat')
+    // A path no route has stays a 404.
+    expectErrorBody(await t.call('PATCH', '/v1/no-such-things/x', k), 404, 'not_found')
+  })
+
+  test('Authorization without the Bearer word says what is expected and never echoes the secret', async () => {
+    for (const [header, expected] of [
+      [a.key, 'Authorization must be Bearer <key or token>'],
+      [`Basic ${btoa(`${a.key}:`)}`, 'uses the Basic scheme'],
+      ['Bearer', 'needs exactly one key or token'],
+    ] as const) {
+      const r = await t.call('GET', '/v1/users', { headers: { authorization: header, 'service-account': a.id } })
+      expectErrorBody(r, 401, 'unauthorized')
+      expect(r.body.error).toContain(expected)
+      expect(r.body.error).not.toContain(a.key)
+    }
   })
 })

@@ -109,6 +109,8 @@ describe('a Yealink desk phone fetches its configuration', () => {
       expect(cfg.get(`account.${n}.user_name`)).toBe(line.sip_credentials.username)
       expect(cfg.get(`account.${n}.password`)).toBe(line.sip_credentials.password)
     }
+    // Phones register where the media role's SIP server listens (SIP_PORT=0 in tests: a free port).
+    expect(cfg.get('account.1.sip_server.1.port')).toBe(String(t.service.sip?.udpPort ?? t.service.config.sipPort))
     expect(cfg.get('linekey.1.value')).toBe('201')
     expect(cfg.get('linekey.1.label')).toBe('Reception')
     expect(cfg.get('linekey.2.value')).toBe('+15551230000')
@@ -157,7 +159,7 @@ describe('a Yealink desk phone fetches its configuration', () => {
       'provisioned',
       'provisioned',
     ])
-  })
+  }, 30_000) // five fetches and their events one after the other: more than the default 5 s on a busy machine
 })
 
 describe('a Polycom phone fetches its configuration', () => {
@@ -181,10 +183,57 @@ describe('a Polycom phone fetches its configuration', () => {
   })
 })
 
-describe('who may fetch what', () => {
-  test('another device’s login, another account’s path, a wrong password: the same 401, and no event', async () => {
+describe('a Yealink DECT base fetches its configuration', () => {
+  test('<mac>.cfg has every handset line as an account, and handset.N says which handset uses which accounts', async () => {
     const { c, rx, base } = await setup()
+    const dect = await f.base(c)
+    const handset = async (body: Record<string, unknown>) =>
+      f.ok('handset', await t.call('POST', `/v1/dect-bases/${dect.id}/handsets`, { ...c, body: { model: 'W56H', ...body } }))
+    const extensionOn = async (h: { id: string }) => {
+      const ext = await f.extension(c, await f.user(c))
+      const line = f.ok('handset extension', await t.call('POST', `/v1/dect-bases/${dect.id}/handsets/${h.id}/extensions`, { ...c, body: { extension: ext } }))
+      return line.sip_credentials.username as string
+    }
+    const front = await handset({ name: 'Front desk' })
+    const yard = await handset({ model: 'W73H', name: 'Yard' })
+    // Lines made in this order: the base's accounts 1, 2, 3.
+    const frontFirst = await extensionOn(front)
+    const yardOnly = await extensionOn(yard)
+    const frontSecond = await extensionOn(front)
+
+    const m = dect.mac_address as string
+    const r = await fetchAsPhone(
+      `${base}${m.toLowerCase()}.cfg`,
+      `Yealink W60B 77.83.0.85 ${m.toLowerCase().match(/../g)!.join(':')}`,
+      dect.provisioning_credentials,
+    )
+    expect(r.status).toBe(200)
+    const cfg = parseYealinkCfg(await r.text())
+    const accountOf = (username: string) => [...cfg.keys()].find((k) => /^account\.\d+\.user_name$/.test(k) && cfg.get(k) === username)!.split('.')[1]!
+    const accounts = { frontFirst: accountOf(frontFirst), yardOnly: accountOf(yardOnly), frontSecond: accountOf(frontSecond) }
+    for (const n of Object.values(accounts)) expect(cfg.get(`account.${n}.enable`)).toBe('1')
+    // Handsets are numbered on the base in the order they were added.
+    expect(cfg.get('handset.1.name')).toBe('Front desk')
+    expect(cfg.get('handset.1.incoming_lines')).toBe(`${accounts.frontFirst},${accounts.frontSecond}`)
+    expect(cfg.get('handset.1.dial_out_lines')).toBe(`${accounts.frontFirst},${accounts.frontSecond}`)
+    expect(cfg.get('handset.1.dial_out_default_line')).toBe(accounts.frontFirst)
+    expect(cfg.get('handset.2.name')).toBe('Yard')
+    expect(cfg.get('handset.2.incoming_lines')).toBe(accounts.yardOnly)
+    expect(cfg.get('handset.2.dial_out_default_line')).toBe(accounts.yardOnly)
+    expect(cfg.has('handset.3.name')).toBe(false)
+
+    const events = await rx.waitFor(2, { where: (w) => w.body?.data?.device === dect.id })
+    expect(events.map((w) => w.body.type)).toEqual(['device.provisioned', 'device.config_fetched'])
+  })
+})
+
+describe('who may fetch what', () => {
+  test('another device’s login, another account’s path (same platform or another), a wrong password: the same 401, and no event', async () => {
+    const { c, rx, base } = await setup()
+    // setup() makes each account on a platform of its own; the sibling shares c's platform.
     const other = await setup()
+    const sibling = await f.ctx(c.key)
+    const siblingBase = new URL((await t.call<any>('GET', `/v1/accounts/${sibling.account}`, { key: c.key })).body.provisioning_base_url).pathname
     const m1 = mac()
     const m2 = mac()
     const mine = await f.deskphone(c, { mac_address: m1, lines: [{ line_number: 1 }] })
@@ -193,6 +242,7 @@ describe('who may fetch what', () => {
     expect((await fetchAsPhone(path, YEALINK_UA(m1), theirs.provisioning_credentials)).status).toBe(401)
     expect((await fetchAsPhone(path, YEALINK_UA(m1), { ...mine.provisioning_credentials, password: 'wrong' })).status).toBe(401)
     expect((await fetchAsPhone(`${other.base}${m1.toLowerCase()}.cfg`, YEALINK_UA(m1), mine.provisioning_credentials)).status).toBe(401)
+    expect((await fetchAsPhone(`${siblingBase}${m1.toLowerCase()}.cfg`, YEALINK_UA(m1), mine.provisioning_credentials)).status).toBe(401)
     expect((await fetchAsPhone(`/provisioning/acct_nothing/${m1.toLowerCase()}.cfg`, YEALINK_UA(m1), mine.provisioning_credentials)).status).toBe(401)
     // the right login works, and only it produced events
     expect((await fetchAsPhone(path, YEALINK_UA(m1), mine.provisioning_credentials)).status).toBe(200)

@@ -86,3 +86,25 @@ describe('limits are per credential', () => {
     for (let i = 0; i < 6; i++) expect((await t.call('GET', '/healthz')).status).toBe(200)
   })
 })
+
+describe('account sessions are counted against the platform that minted them', () => {
+  test('minting more sessions does not multiply the rate: the sessions of one platform share one bucket', async () => {
+    const a = await t.account()
+    // The sessions are minted with the platform key (3 requests: its burst); then each session makes one request.
+    const mint = async () => {
+      for (let i = 0; i < 5; i++) {
+        const r = await t.call('POST', '/v1/account_sessions', { key: a.key, body: { account: a.id, components: { call_logs: { enabled: true } } } })
+        if (r.status === 200) return r.body.client_secret as string
+        await Bun.sleep(1100) // the key's own bucket refills one a second
+      }
+      throw new Error('could not mint a session')
+    }
+    const sessions: string[] = []
+    for (let i = 0; i < 6; i++) sessions.push(await mint())
+    const statuses: number[] = []
+    for (const s of sessions) statuses.push((await t.call('GET', '/v1/calls', { key: s })).status)
+    // Each session alone would be within its burst of 3; together they are not.
+    expect(statuses.slice(0, 3)).toEqual([200, 200, 200])
+    expect(statuses).toContain(429)
+  }, 30_000)
+})

@@ -4,48 +4,24 @@
  * routing objects are created through the API, the calls run on the real actors with
  * VOICE_CLOCK_SPEED=200, and the webhooks are received and verified.
  */
-import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
+import { beforeAll, describe, expect, test } from 'bun:test'
 import { callActors, quiescence } from './support/quiescence'
 import { startTestService } from './support/service'
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver'
-import { type Ctx, routingFixtures } from './routing-fixtures'
+import { routedCallSandboxes, routingFixtures, type Sandbox } from './routing-fixtures'
 
-afterAll(async () => {
-  for (const rx of receivers) await rx.stop()
-  // Deleting the accounts frees their numbers for the next run against the same database.
-  for (const c of created) await t.call('DELETE', `/v1/accounts/${c.account}`, { key: c.key })
-})
-
+const { sandbox, routeNumber, deleteAfterwards } = routedCallSandboxes(() => t)
 const t = await startTestService({ VOICE_CLOCK_SPEED: '200', WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' })
 const f = routingFixtures(t)
-const receivers: WebhookReceiver[] = []
-const created: Ctx[] = []
-
-type Sandbox = Ctx & { users: string[]; number: string; numberId: string; rx: WebhookReceiver; secret: string }
-
-/** A sandbox account with three users, one phone number and a webhook endpoint for every event. */
-async function sandbox(): Promise<Sandbox> {
-  const c = await f.ctx()
-  created.push(c)
-  const users = [await f.user(c), await f.user(c), await f.user(c)]
-  const avail = await f.ok(f.get(c, '/v1/available-phone-numbers?quantity=1'))
-  const number = avail.data[0].phone_number as string
-  await f.ok(f.post(c, '/v1/phone-number-orders', { phone_numbers: [number] }))
-  const numbers = await f.ok(f.get(c, '/v1/phone-numbers'))
-  const numberId = numbers.data.find((n: any) => n.number === number).id as string
-  const rx = await startWebhookReceiver({ autoStop: false })
-  receivers.push(rx)
-  const ep = await f.ok(f.post(c, '/v1/webhook_endpoints', { url: rx.url, enabled_events: ['*'] }))
-  return { ...c, users, number, numberId, rx, secret: ep.secret }
-}
-
-const routeNumber = (c: Sandbox, body: Record<string, unknown>) => f.ok(f.post(c, `/v1/phone-numbers/${c.numberId}/route`, body))
 const call = (c: Sandbox, body: Record<string, unknown>) => f.post(c, '/v1/test_helpers/inbound_calls', body)
 const preview = (c: Sandbox, query = '') => f.ok(f.get(c, `/v1/phone-numbers/${c.numberId}/route-preview${query}`))
 
-/** Every actor of the call (the call, its follow-up, its queue events) has finished and its events are delivered; then its events, verified, once each, in arrival order. */
+/**
+ * Every actor of the call (the call, its follow-up) has finished and its events are
+ * delivered; then its events, verified, once each, in arrival order. A queue's events
+ * for the call come first: the queue actor commits each before it ends the call.
+ */
 async function eventsOf(c: Sandbox, callId: string) {
-  await quiescence(t, c.account, [...callActors(callId), { kind: 'call_sim', id: `${callId}_queue` }])
+  await quiescence(t, c.account, callActors(callId))
   const out = []
   const seen = new Set<string>()
   for (const r of c.rx.requests.filter((r) => r.body?.data?.call_id === callId)) {
@@ -103,6 +79,27 @@ describe('POST /v1/test_helpers/inbound_calls', () => {
     expect(endOf(evs)).toMatchObject({ status: 'completed', user_id: c.users[1] })
   })
 
+  test('busy users decline at once: a sequential group moves on without waiting out the ring time; everyone busy ends busy', async () => {
+    const rg = await f.ringGroup(c, { strategy: 'sequential', members: [{ user: c.users[0], ring_seconds: 20 }, { user: c.users[1] }] })
+    await routeNumber(c, { target: rg })
+    const r = await call(c, { to: c.number, outcomes: { [c.users[0]!]: 'busy', [c.users[1]!]: 'answer' } })
+    expect(r.status).toBe(200)
+    expect(r.body.expected).toEqual({ status: 'completed', answered_by: c.users[1] })
+    const evs = await eventsOf(c, r.body.id)
+    const rings = evs.filter((e) => e.type === 'call.ringing')
+    expect(rings.map((e) => e.data.user_id)).toEqual([c.users[0], c.users[1]])
+    // one second of busy signal, not the member's 20 s
+    expect((Date.parse(rings[1].data.ringing_at) - Date.parse(rings[0].data.ringing_at)) / 1000).toBe(1)
+    expect(endOf(evs)).toMatchObject({ status: 'completed', user_id: c.users[1] })
+
+    const allBusy = await call(c, { to: c.number, outcomes: { [c.users[0]!]: 'busy', [c.users[1]!]: 'busy' } })
+    expect(allBusy.body.expected).toEqual({ status: 'busy', answered_by: null })
+    const busyEvs = await eventsOf(c, allBusy.body.id)
+    expect(ringingUsers(busyEvs)).toEqual([c.users[0], c.users[1]])
+    expect(ofFamily(busyEvs, 'call.').filter((t) => t === 'call.answered')).toEqual([])
+    expect(endOf(busyEvs)).toMatchObject({ status: 'busy', connected_at: null })
+  })
+
   test('dnd users are skipped: never rung, left out of the plan', async () => {
     const rg = await f.ringGroup(c, { members: c.users.map((user) => ({ user })) })
     await routeNumber(c, { target: rg })
@@ -149,11 +146,11 @@ describe('POST /v1/test_helpers/inbound_calls', () => {
   test('sandbox only; the preview answers 404 for a number of another account', async () => {
     const p = await t.platform({ live_enabled: true })
     const live = await t.account({ key: p.live_key })
-    created.push({ key: live.key, account: live.id })
+    deleteAfterwards({ key: live.key, account: live.id })
     const r = await t.call('POST', '/v1/test_helpers/inbound_calls', { key: live.key, account: live.id, body: { to: c.number } })
     expect({ status: r.status, code: r.body.code }).toEqual({ status: 400, code: 'sandbox_only' })
     const other = await f.ctx()
-    created.push(other)
+    deleteAfterwards(other)
     const foreign = await f.get(other, `/v1/phone-numbers/${c.numberId}/route-preview`)
     expect({ status: foreign.status, code: foreign.body.code }).toEqual({ status: 404, code: 'phone_number_not_found' })
   })
@@ -189,6 +186,11 @@ describe('schedules and shared voicemail boxes', () => {
     const vm = evs.find((e) => e.type === 'voicemail.new')
     expect(vm.data).toMatchObject({ call_id: r.body.id, duration_seconds: 12 })
     expect('user_id' in vm.data).toBe(false)
+    // The stored message names its box, and the box finds it.
+    // (written in the step that emitted voicemail.new)
+    const stored = await f.ok(f.get(c, `/v1/voicemails/${vm.data.voicemail_id}`))
+    expect(stored).toMatchObject({ owner: null, shared_voicemail_box_id: box })
+    expect((await f.ok(f.get(c, `/v1/voicemails?owner=${box}`))).data.map((v: any) => v.id)).toEqual([vm.data.voicemail_id])
 
     const open = await call(c, { to: c.number, at: MONDAY_10_NY })
     expect(open.body.expected).toEqual({ status: 'completed', answered_by: c.users[0] })

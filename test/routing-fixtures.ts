@@ -1,6 +1,7 @@
 /** Shared helpers of the routing resource tests (ring groups, schedules, dial plans, queues...). */
-import { expect } from 'bun:test'
+import { afterAll, expect } from 'bun:test'
 import type { startTestService } from './support/service'
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver'
 
 export type Service = Awaited<ReturnType<typeof startTestService>>
 export type Ctx = { key: string; account: string }
@@ -38,3 +39,41 @@ export function expectInvalid(r: Answer, fields: string[], code = 'validation_er
 }
 
 export const ids = (r: Answer) => r.body.data.map((x: any) => x.id)
+
+export type Sandbox = Ctx & { users: string[]; number: string; numberId: string; rx: WebhookReceiver; secret: string }
+
+/**
+ * Routed sandbox calls' accounts: each with three users, one phone number and a
+ * webhook endpoint for every event. The file's afterAll stops the receivers and
+ * deletes the accounts, which frees their numbers for the next run against the same
+ * database.
+ */
+export function routedCallSandboxes(service: () => Service) {
+  const receivers: WebhookReceiver[] = []
+  const created: Ctx[] = []
+  // Registered before the service starts (and registers its own stop): hooks run in order, so this runs while it still answers.
+  afterAll(async () => {
+    for (const rx of receivers) await rx.stop()
+    for (const c of created) await service().call('DELETE', `/v1/accounts/${c.account}`, { key: c.key })
+  })
+  const fixtures = () => routingFixtures(service())
+  async function sandbox(): Promise<Sandbox> {
+    const f = fixtures()
+    const c = await f.ctx()
+    created.push(c)
+    const users = [await f.user(c), await f.user(c), await f.user(c)]
+    const avail = await f.ok(f.get(c, '/v1/available-phone-numbers?quantity=1'))
+    const number = avail.data[0].phone_number as string
+    await f.ok(f.post(c, '/v1/phone-number-orders', { phone_numbers: [number] }))
+    const numbers = await f.ok(f.get(c, '/v1/phone-numbers'))
+    const numberId = numbers.data.find((n: any) => n.number === number).id as string
+    const rx = await startWebhookReceiver({ autoStop: false })
+    receivers.push(rx)
+    const ep = await f.ok(f.post(c, '/v1/webhook_endpoints', { url: rx.url, enabled_events: ['*'] }))
+    return { ...c, users, number, numberId, rx, secret: ep.secret }
+  }
+  const routeNumber = (c: Sandbox, body: Record<string, unknown>) => fixtures().ok(fixtures().post(c, `/v1/phone-numbers/${c.numberId}/route`, body))
+  /** Another account the test made, deleted with the sandboxes. */
+  const deleteAfterwards = (c: Ctx) => created.push(c)
+  return { sandbox, routeNumber, deleteAfterwards }
+}

@@ -46,7 +46,6 @@ describe('schedules', () => {
   test('bad hours, dates and zones are refused with the field path; nothing stored', async () => {
     const c = await ctx()
     expectInvalid(await post(c, '/v1/schedules', { name: 'X', time_zone: 'Mars/Olympus' }), ['time_zone'])
-    expectInvalid(await post(c, '/v1/schedules', { name: 'X' }), ['time_zone'])
     expectInvalid(await post(c, '/v1/schedules', { time_zone: 'UTC' }), ['name'])
     expectInvalid(await post(c, '/v1/schedules', { name: 'X', time_zone: 'UTC', hours: [hours[0], { day: 'tue', open: '17:00', close: '09:00' }] }), [
       'hours.1.close',
@@ -55,6 +54,16 @@ describe('schedules', () => {
     expectInvalid(await post(c, '/v1/schedules', { name: 'X', time_zone: 'UTC', holidays: ['2026-02-31'] }), ['holidays.0'])
     expectInvalid(await post(c, '/v1/schedules', { name: 'X', time_zone: 'UTC', holidays: ['tomorrow'] }), [])
     expect(ids(await get(c, '/v1/schedules'))).toEqual([])
+  })
+
+  test('time_zone omitted: the account’s config.timezone, read at creation (a later change of the account’s zone leaves it)', async () => {
+    const a = await t.account({ body: { config: { timezone: 'America/Denver' } } })
+    const c = { key: a.key, account: a.id }
+    const r = await ok(post(c, '/v1/schedules', { name: 'Front desk', hours }))
+    expect(r.time_zone).toBe('America/Denver')
+    expect((await ok(post(c, `/v1/accounts/${a.id}`, { config: { timezone: 'Europe/Paris' } }))).config.timezone).toBe('Europe/Paris')
+    expect((await ok(get(c, `/v1/schedules/${r.id}`))).time_zone).toBe('America/Denver')
+    expect((await ok(post(c, '/v1/schedules', { name: 'Back office' }))).time_zone).toBe('Europe/Paris')
   })
 
   test('update replaces given fields; a bad update leaves it unchanged', async () => {

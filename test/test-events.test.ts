@@ -248,6 +248,20 @@ describe('POST /v1/test_helpers/events: refusals', () => {
     expect(await storedOf(fresh)).toBe(0)
   })
 
+  test('a near miss names the closest supported type; something far from all of them names none', async () => {
+    const fresh = (await t.account({ key: p.test_key })).id
+    for (const [event, meant] of [
+      ['fax.recieved', 'fax.received'],
+      ['FAX.RECEIVED', 'fax.received'],
+    ] as const) {
+      const r = await t.call('POST', '/v1/test_helpers/events', { key: p.test_key, account: fresh, body: { event } })
+      expect(r.body.error).toContain(`Did you mean ${meant}?`)
+      expect(r.body.details.event).toContain(meant)
+    }
+    const far = await t.call('POST', '/v1/test_helpers/events', { key: p.test_key, account: fresh, body: { event: 'completely.different.thing' } })
+    expect(far.body.error).not.toContain('Did you mean')
+  })
+
   test('the request needs event (a string): validation_error otherwise', async () => {
     for (const body of [{}, { event: 42 }, { event: '' }, { event: 'fax.received', extra: 1 }]) {
       const r = await t.call('POST', '/v1/test_helpers/events', { key: p.test_key, account, body })

@@ -3,7 +3,12 @@
  * expand[]=extensions), update, delete, and the per-account email rule.
  */
 import { describe, expect, test } from 'bun:test'
+import { eq } from 'drizzle-orm'
 import { manualClock } from '../src/clock'
+import { voicemailGreetings } from '../src/db/schema'
+import { pcmWav } from './fixtures/pcm-wav'
+import { download, upload } from './fixtures/upload'
+import { routingFixtures } from './routing-fixtures'
 import { startTestService } from './support/service'
 
 const clock = manualClock('2026-02-10T15:30:00.000Z')
@@ -29,6 +34,7 @@ async function createExtension(c: Ctx, number: string, target: string, status?: 
 }
 
 const ids = (r: { body: any }) => r.body.data.map((u: any) => u.id)
+const f = routingFixtures(t)
 
 describe('create a user', () => {
   test('email required, name optional: the created user is returned', async () => {
@@ -384,5 +390,85 @@ describe('delete a user', () => {
     // The number is free again, and so is the email.
     expect((await t.call('POST', '/v1/extensions', { ...c, body: { number: '401', target: keep.id } })).status).toBe(200)
     expect((await t.call('POST', '/v1/users', { ...c, body: { email: 'gone@example.com' } })).status).toBe(200)
+  })
+})
+
+describe('delete a user: what refers to them', () => {
+  /** A number nobody holds (the PostgreSQL database outlives a run); the account is deleted at the end to free it. */
+  async function number(c: Ctx) {
+    t.beforeStop(() => t.call('DELETE', `/v1/accounts/${c.account}`, { key: c.key }))
+    const e164 = (await f.ok(f.get(c, '/v1/available-phone-numbers?quantity=1'))).data[0].phone_number as string
+    await f.ok(f.post(c, '/v1/phone-number-orders', { phone_numbers: [e164] }))
+    return (await f.ok(f.get(c, '/v1/phone-numbers'))).data.find((n: any) => n.number === e164).id as string
+  }
+  const members = async (c: Ctx, rg: string) => (await f.ok(f.get(c, `/v1/ring_groups/${rg}?expand[]=members`))).members.data.map((m: any) => m.user)
+  const queueMembers = async (c: Ctx, q: string) => (await f.ok(f.get(c, `/v1/queues/${q}/members`))).data.map((m: any) => m.user)
+  const boxUsers = async (c: Ctx, box: string) => (await f.ok(f.get(c, `/v1/shared_voicemail_boxes/${box}`))).users
+
+  test('memberships go with the user: ring groups, queues, shared voicemail box users; the others stay', async () => {
+    const c = await ctx()
+    const [gone, keep] = [await f.user(c), await f.user(c)]
+    const rg = await f.ringGroup(c, { strategy: 'sequential', members: [{ user: gone, ring_seconds: 10 }, { user: keep }] })
+    const q = await f.queue(c)
+    await f.ok(f.post(c, `/v1/queues/${q}/members`, { user: gone }))
+    await f.ok(f.post(c, `/v1/queues/${q}/members`, { user: keep }))
+    await f.ok(f.post(c, `/v1/users/${gone}/queue-agent`, { status: 'unavailable' }))
+    const box = await f.ok(f.post(c, '/v1/shared_voicemail_boxes', { name: 'Support', users: [gone, keep] }))
+    expect((await t.call('DELETE', `/v1/users/${gone}`, c)).status).toBe(200)
+    expect(await members(c, rg)).toEqual([keep])
+    expect((await f.ok(f.get(c, `/v1/ring_groups/${rg}`))).member_count).toBe(1)
+    expect(await queueMembers(c, q)).toEqual([keep])
+    expect(await boxUsers(c, box.id)).toEqual([keep])
+    // The user's id may not come back as a member by the back door either.
+    expect((await f.post(c, `/v1/ring_groups/${rg}/members`, { user: gone })).status).toBe(400)
+  })
+
+  test('a routing object that sends calls to the user refuses the delete: 409 routing_object_in_use naming each field, nothing deleted', async () => {
+    const c = await ctx()
+    const [gone, keep] = [await f.user(c), await f.user(c)]
+    const pn = await number(c)
+    await f.ok(f.post(c, `/v1/phone-numbers/${pn}/route`, { target: gone }))
+    const rg = await f.ringGroup(c, { members: [{ user: gone }, { user: keep }], no_answer_target: gone })
+    const q = await f.queue(c, { max_wait_seconds: 60, timeout_target: gone })
+    await f.ok(f.post(c, `/v1/queues/${q}/members`, { user: gone }))
+    const dp = await f.dialPlan(c, { entry: 'a', nodes: { a: { kind: 'route', target: gone } } })
+    await f.extension(c, '611', gone)
+
+    const refused = await t.call('DELETE', `/v1/users/${gone}`, c)
+    expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 409, code: 'routing_object_in_use' })
+    expect([...refused.body.details.referenced_by].sort()).toEqual(
+      [`dial_plans.${dp}.nodes.a.target`, `phone_numbers.${pn}.target`, `queues.${q}.timeout_target`, `ring_groups.${rg}.no_answer_target`].sort(),
+    )
+    // One transaction: the memberships and the extension removed before the refusal are all back.
+    expect((await t.call('GET', `/v1/users/${gone}`, c)).status).toBe(200)
+    expect(await members(c, rg)).toEqual([gone, keep])
+    expect(await queueMembers(c, q)).toEqual([gone])
+    expect((await t.call('GET', '/v1/extensions/611', c)).body.target).toBe(gone)
+
+    // Pointed elsewhere, the user can go.
+    await f.ok(f.post(c, `/v1/phone-numbers/${pn}/route`, { target: keep }))
+    await f.ok(f.post(c, `/v1/ring_groups/${rg}`, { no_answer_target: null }))
+    await f.ok(f.post(c, `/v1/queues/${q}`, { timeout_target: keep }))
+    await f.ok(f.post(c, `/v1/dialplans/${dp}`, { nodes: { a: { kind: 'hangup' } } }))
+    expect((await t.call('DELETE', `/v1/users/${gone}`, c)).status).toBe(200)
+    expect((await t.call('GET', '/v1/extensions/611', c)).body.code).toBe('extension_not_found')
+  })
+
+  test('the user’s voicemail greetings go with them, audio included', async () => {
+    const c = await ctx()
+    const gone = await f.user(c)
+    const wav = pcmWav({ sampleRate: 8000, channels: 1, bits: 16, seconds: 0.5 })
+    const greetings = []
+    for (const type of ['unavailable', 'name']) {
+      const r = await upload(t, `/v1/voicemail_greetings/${gone}/${type}`, c, { raw: wav, type: 'audio/wav' })
+      expect(r.status).toBe(200)
+      greetings.push(r.body)
+    }
+    expect((await download(greetings[0].url)).status).toBe(200)
+    expect((await t.call('DELETE', `/v1/users/${gone}`, c)).status).toBe(200)
+    for (const g of greetings) expect((await download(g.url)).status).toBe(404)
+    const rows = await t.service.database.db.select().from(voicemailGreetings).where(eq(voicemailGreetings.ownerId, gone))
+    expect(rows).toEqual([])
+    expect((await t.call('GET', `/v1/voicemail_greetings/${gone}/unavailable`, c)).body.code).toBe('voicemail_owner_not_found')
   })
 })

@@ -4,6 +4,8 @@
  * refused upload keeps the previous greeting; foreign owners are 404.
  */
 import { beforeAll, describe, expect, test } from 'bun:test'
+import { eq } from 'drizzle-orm'
+import { voicemailGreetings } from '../src/db/schema'
 import { decodeWavHeader } from '../media/wav'
 import { pcmWav } from './fixtures/pcm-wav'
 import { type Caller, download, upload } from './fixtures/upload'
@@ -86,5 +88,41 @@ describe('voicemail greetings', () => {
     expect([refused.status, refused.body.code]).toEqual([403, 'missing_capability'])
     expect((await t.call('DELETE', path, logs)).status).toBe(403)
     expect((await t.call('DELETE', path, vm)).status).toBe(200)
+  })
+
+  test('deleting a shared voicemail box deletes its greetings; a greeting of a deleted box is 404 voicemail_owner_not_found', async () => {
+    const doomed = (await t.call('POST', '/v1/shared_voicemail_boxes', { ...c, body: { name: 'Night line' } })).body.id as string
+    const path = `/v1/voicemail_greetings/${doomed}/unavailable`
+    const greeting = await upload(t, path, c, { raw: wav(0.3), type: 'audio/wav' })
+    expect(greeting.status).toBe(200)
+    expect((await t.call('DELETE', `/v1/shared_voicemail_boxes/${doomed}`, c)).status).toBe(200)
+    expect(await t.service.database.db.select().from(voicemailGreetings).where(eq(voicemailGreetings.ownerId, doomed))).toEqual([])
+    expect((await download(greeting.body.url)).status).toBe(404) // its audio went with it
+    const late = await upload(t, path, c, { raw: wav(0.3), type: 'audio/wav' })
+    expect([late.status, late.body.code]).toEqual([404, 'voicemail_owner_not_found'])
+  })
+
+  test('the database holds every greeting to an owner: a greeting naming no existing user or box cannot be stored', async () => {
+    const now = new Date()
+    const row = {
+      accountId: c.account!,
+      type: 'busy' as const,
+      storageKey: 'greetings/none.wav',
+      durationMs: 100,
+      sizeBytes: 44,
+      sourceFormat: 'wav' as const,
+      sourceSampleRate: 8000,
+      sourceChannels: 1,
+      createdAt: now,
+      updatedAt: now,
+    }
+    const insert = async (values: { id: string; ownerId: string; userId?: string }) => {
+      await t.service.database.db.insert(voicemailGreetings).values({ ...row, ...values })
+    }
+    // A missing user (foreign key), no owner column at all, and an owner_id that is not the key set (check).
+    await expect(insert({ id: 'vmg_fk_user', ownerId: 'usr_missing', userId: 'usr_missing' })).rejects.toThrow()
+    await expect(insert({ id: 'vmg_no_owner', ownerId: user })).rejects.toThrow()
+    await expect(insert({ id: 'vmg_mismatch', ownerId: box, userId: user })).rejects.toThrow()
+    expect(await t.service.database.db.select().from(voicemailGreetings).where(eq(voicemailGreetings.storageKey, 'greetings/none.wav'))).toEqual([])
   })
 })

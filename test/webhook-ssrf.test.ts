@@ -3,7 +3,13 @@
  * operator runs it in production (WEBHOOK_ALLOW_PRIVATE_TARGETS unset): each
  * delivery is refused before anything leaves (a receiver listening on loopback
  * sees nothing), counts as a failed delivery (a dead letter with a "refused"
- * reason), and five of them make the endpoint unhealthy.
+ * reason, each attempt in the endpoint's attempt log), and five of them make the
+ * endpoint unhealthy.
+ *
+ * Such URLs are refused when an endpoint is created or updated through the API
+ * (test/webhook-private-targets.test.ts), so the endpoints here are written straight
+ * into the database: as one made before that check, or whose name resolves to a
+ * private address only later, would be. What is proven is delivery's own guard.
  *
  * Time runs 200 times faster: the 60 s retry interval is 0.3 s of real time.
  * Data: PGlite in memory; with DATABASE_URL, a fresh database on that server
@@ -11,6 +17,11 @@
  */
 import { afterAll, describe, expect, test } from 'bun:test'
 import { randomUUID } from 'node:crypto'
+import { sealSecret } from '../src/auth/master-key'
+import { sealedContext } from '../src/auth/sealed-columns'
+import { webhookEndpoints } from '../src/db/schema'
+import { newWebhookSecret } from '../src/events/signing'
+import { newId } from '../src/ids'
 import { ADMIN_TOKEN, startTestService } from './support/service'
 import { startWebhookReceiver } from './support/webhook-receiver'
 import { scratchPostgres } from './support/scratch-postgres'
@@ -43,14 +54,33 @@ async function platformAndAccount(adminEmails?: string[]) {
     },
   })
   expect(a.status).toBe(200)
-  return { key, account: a.body.id as string }
+  return { key, account: a.body.id as string, platform: p.body.id as string }
 }
 
-async function endpoint(key: string, account: string, url: string) {
-  const r = await t.call('POST', '/v1/webhook_endpoints', { key, account, body: { url } })
-  // The URL is accepted: whether its address may be reached is decided at delivery, on the address connected to.
+type Scope = { key: string; account: string; platform: string }
+
+/** An enabled endpoint of the account, written straight into the database (the API refuses these URLs). */
+async function endpoint(scope: Scope, url: string) {
+  const id = newId('webhookEndpoint')
+  const now = t.service.clock.now()
+  await t.service.database.db.insert(webhookEndpoints).values({
+    id,
+    platformId: scope.platform,
+    accountId: scope.account,
+    mode: 'test',
+    url,
+    secret: sealSecret(newWebhookSecret(), sealedContext.webhookSecret(id)),
+    enabledEvents: ['*'],
+    description: null,
+    status: 'enabled',
+    createdAt: now,
+    updatedAt: now,
+  })
+  // Delivery sees it as any other endpoint.
+  const r = await t.call('GET', `/v1/webhook_endpoints/${id}`, { key: scope.key, account: scope.account })
   expect(r.status).toBe(200)
-  return r.body as { id: string; url: string }
+  expect(r.body.url).toBe(url)
+  return { id, url }
 }
 
 async function fire(key: string, account: string) {
@@ -103,9 +133,19 @@ describe('private webhook targets are refused', () => {
         `http://[fe80::1]/hook`,
         `http://[::ffff:10.0.0.1]/hook`,
       ]
-      const { key, account } = await platformAndAccount()
+      const scope = await platformAndAccount()
+      const { key, account } = scope
       const endpoints: { id: string; url: string }[] = []
-      for (const url of targets) endpoints.push(await endpoint(key, account, url))
+      for (const url of targets) {
+        // The API refuses every one of them, naming the setting.
+        const made = await t.call('POST', '/v1/webhook_endpoints', { key, account, body: { url } })
+        expect({ url, status: made.status, detail: made.body.details?.url }).toEqual({
+          url,
+          status: 400,
+          detail: expect.stringContaining('WEBHOOK_ALLOW_PRIVATE_TARGETS'),
+        })
+        endpoints.push(await endpoint(scope, url))
+      }
       const id = await fire(key, account)
 
       const dead = await until('a dead letter for every target', async () => {
@@ -119,6 +159,15 @@ describe('private webhook targets are refused', () => {
         expect(d.last_status).toBeNull()
       }
       expect(dead.find((d) => d.endpoint === endpoints[1]!.id).last_error).toContain('localhost resolves to')
+      // Every refused attempt is in the endpoint's attempt log.
+      const log = await t.call('GET', `/v1/webhook_endpoints/${endpoints[1]!.id}/attempts?limit=100`, { key, account })
+      expect(log.status).toBe(200)
+      expect(log.body.data).toHaveLength(ATTEMPTS)
+      for (const a of log.body.data) {
+        expect(a).toMatchObject({ event_id: id, event: 'fax.received', status: 'failed', status_code: null })
+        expect(a.failure_reason).toContain('refused: localhost resolves to')
+      }
+      expect(log.body.data.map((a: any) => a.attempt)).toEqual([6, 5, 4, 3, 2, 1])
       // Nothing reached a loopback listener, and nothing more can be sent.
       for (const ep of endpoints) await until(`no delivery to ${ep.url} pending`, async () => (await pendingDeliveriesTo(t.service.database.db, ep.url)) === 0)
       expect(rx.requests).toEqual([])
@@ -135,8 +184,9 @@ describe('private webhook targets are refused', () => {
     const mailbox = `ssrf-${randomUUID()}@example.com`
     const rx = await startWebhookReceiver()
     const { port, pathname } = new URL(rx.url)
-    const { key, account } = await platformAndAccount([mailbox])
-    const ep = await endpoint(key, account, `http://localhost:${port}${pathname}`)
+    const scope = await platformAndAccount([mailbox])
+    const { key, account } = scope
+    const ep = await endpoint(scope, `http://localhost:${port}${pathname}`)
     const ids: string[] = []
     for (let i = 0; i < 5; i++) ids.push(await fire(key, account))
     await until('five refused dead letters', async () => {

@@ -13,10 +13,14 @@
  *  - presence → the users the call puts on a call or releases (actors/presence/call-presence)
  *    get CALL_STARTED / CALL_ENDED in their presence actor, created with the step if new;
  *  - commands (call control, actors/calls/messages) → admitted by the machine,
- *    their outcome event committed with the machine events they caused.
+ *    their outcome event committed with the machine events they caused;
+ *  - every emitted call.* event → one `call transition` line at info (call id,
+ *    account, mode, event; the logger carries the worker), written as the step
+ *    commits, so only the worker holding the call's shard logs it.
  */
 import type { Clock } from '../../src/clock'
 import type { Db } from '../../src/db/client'
+import type { Logger } from '../../src/logger'
 import { endListenersOfCalls } from '../../src/services/calls/call-listeners'
 import { type CallLogInsert, type CallLogPatch, insertCallLogs, patchCallLogs } from '../../src/services/calls/call-log'
 import {
@@ -39,12 +43,33 @@ import { CALL_KIND, CALL_MACHINES, type CallActorInput, type CallCommandMessage 
 export interface CallKindOptions {
   db: Db
   clock: Clock
+  /** The call lifecycle at info, one line per emitted event; bound by the worker to its identity (`worker`). */
+  log?: Logger
   /** A blind transfer asks for a new call: its input and script (created in the transfer's step). */
   onSpawnCall?: (req: SpawnCallRequest, parent: CallActorInput) => { input: CallActorInput; opts?: SpawnOptions } | undefined
   /** The call ended: the actors to create with call.end (the simulator's recording and voicemail follow-ups). */
   onEnded?: (end: CallEndData, call: CallContext & { input: CallActorInput }) => ActorSpawn[]
   /** A warm transfer held the call: the consultation call to place (created in the same step). */
   onWarmTransfer?: (req: ConsultationRequest, primary: CallActorInput) => { input: CallActorInput; opts?: SpawnOptions }
+  /**
+   * A SIP call ended: the media role holding its legs hangs up what is still up (a
+   * bus publish bound by the composition root). Best effort, handed over as the
+   * step's last write, like check-sync's NOTIFY: a notice lost leaves the phones to
+   * hang up themselves, the call log is right either way.
+   */
+  onSipCallEnded?: (notice: SipCallEndedNotice) => void
+}
+
+/**
+ * What the media role holding a SIP call's legs is told: without `control`, the call
+ * ended; with it, what to do to a call that goes on (hold, resume) or is handed over
+ * (a blind transfer: it places `new_call_id` itself, starting that call's actor, as
+ * it does for every call SIP places).
+ */
+export interface SipCallEndedNotice {
+  call_id: string
+  at: string
+  control?: { command: 'hold' } | { command: 'resume' } | { command: 'transfer'; to: string; by: string; new_call_id: string }
 }
 
 const date = (iso: string | null | undefined) => (iso ? new Date(iso) : undefined)
@@ -150,7 +175,7 @@ export function createCallKind(opts: CallKindOptions) {
       [LISTENERS_END]: (tx, items) => endListenersOfCalls(tx, opts.clock, items as string[]),
     },
     actions: (fx: Effects) => ({
-      emit: ({ context }: { context: unknown }, params: CallEmitted) => {
+      emit: ({ context, event }: { context: unknown; event: { type: string } }, params: CallEmitted) => {
         const c = context as CallContext & { input: CallActorInput }
         const input = c.input
         fx.emit({
@@ -160,6 +185,7 @@ export function createCallKind(opts: CallKindOptions) {
           type: params.type,
           data: params.data as unknown as Record<string, unknown>,
         })
+        logTransition(fx, opts.log, input, params)
         // The call log moves in the same transaction as the event (batched with the other steps' changes).
         for (const p of project(opts.clock.now(), c, params)) {
           if ('insert' in p) fx.batch(CALL_LOG_INSERT, p.insert)
@@ -167,6 +193,18 @@ export function createCallKind(opts: CallKindOptions) {
           else fx.batch(LISTENERS_END, p.listenersEnd)
         }
         if (params.type === 'call.end') for (const a of opts.onEnded?.(params.data, c) ?? []) fx.spawnActor(a.kind, a.id, a.input, a.opts)
+        // A blind transfer's end is no hang-up for the media role: the transfer notice hands the legs over instead.
+        if (params.type === 'call.end' && input.sip && event.type !== 'BLIND_TRANSFER') tellMedia(fx, { call_id: input.call_id, at: params.data.ended_at })
+        if (params.type === 'call.transfer' && input.sip && !input.consultation && params.data.related_call) {
+          const d = params.data
+          tellMedia(fx, {
+            call_id: input.call_id,
+            at: d.transferred_at,
+            control: { command: 'transfer', to: d.transferred_to, by: d.transferred_by, new_call_id: d.related_call! },
+          })
+        }
+        if (params.type === 'call.end')
+          for (const w of input.end_watchers ?? []) fx.tell(w.kind, w.id, { type: 'CALL_ENDED', call_id: input.call_id, at: params.data.ended_at })
         // The users this event puts on the call or releases: spawn (carrying the change) and tell, as presence actors are created lazily.
         // A release needs no spawn: the start it undoes was written by an earlier step, so its actor exists by then (or there is nothing to release).
         for (const p of callPresenceChanges(params, c)) {
@@ -181,8 +219,15 @@ export function createCallKind(opts: CallKindOptions) {
       },
       spawnCall: ({ context }: { context: unknown }, params: SpawnCallRequest) => {
         const input = (context as { input: CallActorInput }).input
+        // A real call's new leg is placed by the media role (the transfer notice): it rings real phones and starts that call's actor.
+        if (input.sip) return
         const leg = opts.onSpawnCall?.(params, input)
         if (leg) fx.spawnActor(CALL_KIND, params.call_id, leg.input, leg.opts)
+      },
+      holdChanged: ({ context }: { context: unknown }, params: { held: boolean; at: string }) => {
+        const input = (context as { input: CallActorInput }).input
+        // The media role re-INVITEs the phones unless one of them put the call on hold itself (it tells apart which).
+        if (input.sip) tellMedia(fx, { call_id: input.call_id, at: params.at, control: { command: params.held ? 'hold' : 'resume' } })
       },
       placeConsultation: ({ context }: { context: unknown }, params: ConsultationRequest) => {
         const input = (context as { input: CallActorInput }).input
@@ -197,7 +242,40 @@ export function createCallKind(opts: CallKindOptions) {
       outcome: (m: CallCommandMessage, admission) => [commandOutcome(m, 'refused' in admission ? admission.refused.code : undefined)],
     },
   })
+  /**
+   * Best effort, handed over as the step's last write, like check-sync's NOTIFY: a
+   * notice lost leaves the phones to hang up themselves, the call log is right either way.
+   */
+  function tellMedia(fx: Effects, notice: SipCallEndedNotice) {
+    const notify = opts.onSipCallEnded
+    if (!notify) return
+    fx.write(async () => {
+      try {
+        notify(notice)
+      } catch {
+        // A closed bus must not fail the step.
+      }
+    })
+  }
   return { kind }
+}
+
+/**
+ * One line per transition, for an operator asking which worker holds a call: ids,
+ * the event and (at the end) the status, never numbers, names or SDP. Written with
+ * the step's writes, after the shard fence is checked: a worker that lost the
+ * shard does not log a transition it cannot commit.
+ */
+function logTransition(fx: Effects, log: Logger | undefined, input: CallActorInput, ev: CallEmitted) {
+  if (!log?.isLevelEnabled('info')) return
+  const line = {
+    call_id: input.call_id,
+    account: input.owner.accountId,
+    mode: input.owner.mode,
+    event: ev.type,
+    ...(ev.type === 'call.end' ? { status: ev.data.status } : {}),
+  }
+  fx.write(async () => log.info(line, 'call transition'))
 }
 
 /** The outcome event of a command: succeeded, or failed with the refusal's code as the reason. */

@@ -4,12 +4,15 @@
  * ended (planned by actors/calls/simulation.ts): the recording (recording.available,
  * then transcript and summary) for an answered recorded call, the voicemail
  * (voicemail.new, transcript, summary) for a stored message. Each step writes its
- * record and its event in the actor's step transaction.
+ * record and its event in the actor's step transaction. A voicemail step may name
+ * the shared box the message was left in (`shared_voicemail_box_id`: a routed call
+ * whose voicemail step is a shared box); the row keeps it.
  */
 import { and, eq } from 'drizzle-orm'
 import { callSimulationMachine, type SimStep } from '../../machines/call-simulation'
 import type { Clock } from '../../src/clock'
-import { calls, type RecordingPause as PauseInterval, recordings, voicemails } from '../../src/db/schema'
+import type { Db } from '../../src/db/client'
+import { calls, type RecordingPause as PauseInterval, recordings, sharedVoicemailBoxes, voicemails } from '../../src/db/schema'
 import { defineActorKind, type Effects } from '../runtime/kinds'
 import { type CallOwner, SIM_KIND } from './messages'
 
@@ -31,6 +34,21 @@ export interface SimKindOptions {
 }
 
 type A = Record<string, unknown>
+
+/**
+ * The shared box a message is left in (the voicemail step's optional
+ * `shared_voicemail_box_id`), if it still exists: a box deleted since the call was
+ * routed leaves the message without a box rather than failing the step for ever.
+ */
+async function boxStillThere(tx: Db, accountId: string, boxId: unknown): Promise<string | null> {
+  if (typeof boxId !== 'string') return null
+  const [box] = await tx
+    .select({ id: sharedVoicemailBoxes.id })
+    .from(sharedVoicemailBoxes)
+    .where(and(eq(sharedVoicemailBoxes.accountId, accountId), eq(sharedVoicemailBoxes.id, boxId)))
+    .for('share')
+  return box?.id ?? null
+}
 
 export function createSimKind(opts: SimKindOptions) {
   const { clock } = opts
@@ -61,17 +79,18 @@ export function createSimKind(opts: SimKindOptions) {
           created_at: a.created_at,
         })
         fx.write(async (tx) => {
-          const storageKey = await storeAudio(
-            `voicemails/${owner.accountId}/${a.voicemail_id as string}.wav`,
-            a.voicemail_id as string,
-            a.duration_seconds as number,
-          )
+          // A real call's message is stored already (media/b2bua); a simulated one gets its simulated audio now.
+          const storageKey =
+            typeof a.storage_key === 'string'
+              ? a.storage_key
+              : await storeAudio(`voicemails/${owner.accountId}/${a.voicemail_id as string}.wav`, a.voicemail_id as string, a.duration_seconds as number)
           await tx
             .insert(voicemails)
             .values({
               id: a.voicemail_id as string,
               accountId: owner.accountId,
               userId: a.user_id as string,
+              sharedVoicemailBoxId: await boxStillThere(tx, owner.accountId, a.shared_voicemail_box_id),
               callId: a.call_id as string,
               fromNumber: a.from_number as string,
               fromName: (a.from_name as string | null) ?? null,
@@ -110,12 +129,11 @@ export function createSimKind(opts: SimKindOptions) {
             .from(recordings)
             .where(and(eq(recordings.callId, a.call_id as string), eq(recordings.accountId, owner.accountId)))
           const recordingId = existing?.id ?? (a.recording_id as string)
-          const storageKey = await storeAudio(
-            `recordings/${owner.accountId}/${recordingId}.wav`,
-            a.call_id as string,
-            a.duration_seconds as number,
-            existing?.pauses,
-          )
+          // A real call's recording is stored already (media/b2bua); a simulated one gets its simulated audio now.
+          const storageKey =
+            typeof a.storage_key === 'string'
+              ? a.storage_key
+              : await storeAudio(`recordings/${owner.accountId}/${recordingId}.wav`, a.call_id as string, a.duration_seconds as number, existing?.pauses)
           const values = { status: 'available' as const, storageKey, durationSeconds: a.duration_seconds as number, updatedAt: now() }
           if (existing) await tx.update(recordings).set(values).where(eq(recordings.id, recordingId))
           else

@@ -41,6 +41,20 @@ export interface CallOwner {
 export interface CallActorInput extends CallInput {
   owner: CallOwner
   simulated?: boolean
+  /**
+   * The voicemail box a routed call ends in, when its plan ends in one: whose message
+   * it is (voicemail.new's user_id for a user's box, none for a shared box), as the
+   * call itself may have rung others first (a ring group's no-answer target).
+   */
+  voicemail_box?: { type: 'user' | 'shared'; id: string }
+  /**
+   * A call SIP placed (media/b2bua), held by the media process `media_node`: its end
+   * is told to the media role, which takes down legs still up (an API hang-up); a
+   * media process that stops beating has its calls failed (src/services/calls/media-watchdog.ts).
+   */
+  sip?: { media_node: string }
+  /** Actors told `{type: 'CALL_ENDED', call_id, at}` when the call ends, however it ends (the queues a routed call may wait in). */
+  end_watchers?: { kind: string; id: string }[]
 }
 
 /** A command for a call actor. */

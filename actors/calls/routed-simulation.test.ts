@@ -8,7 +8,7 @@ import fc from 'fast-check'
 import { createActor } from 'xstate'
 import { type CallEmitted, type CallMachineEvent, callMachine } from '../../machines/call'
 import { buildRoutingConfig, type Plan, type RoutingInput, route, type Target } from '../../machines/routing'
-import { planRoutedCall, queueEventsActorId, type RoutedCallRequest, routeSimulated, type UserOutcome } from './routed-simulation'
+import { planAfterQueue, planRoutedCall, type QueueCallerSim, type RoutedCallRequest, routeSimulated, type UserOutcome } from './routed-simulation'
 
 const NOW = new Date('2026-03-02T15:00:00.000Z')
 const owner = { platformId: 'plt_1', accountId: 'acc_1', mode: 'test' as const }
@@ -51,12 +51,10 @@ function play(p: Plan, over: Partial<RoutedCallRequest> = {}) {
   // Timers fire in due order; ties in the order they were written.
   const events = sim.script.map((s, i) => ({ s, i })).sort((a, b) => Date.parse(a.s.at as string) - Date.parse(b.s.at as string) || a.i - b.i)
   for (const { s } of events) actor.send(s.event as CallMachineEvent)
-  const queue = (sim.queue_events?.input as { steps: { at: string; action: { event: string; data: Record<string, unknown> } }[] } | undefined)?.steps ?? []
   return {
     sim,
     emitted,
     types: emitted.map((e) => e.type),
-    queue,
     end: emitted.find((e) => e.type === 'call.end')?.data as unknown as Record<string, unknown> | undefined,
   }
 }
@@ -72,7 +70,7 @@ describe('planRoutedCall', () => {
     expect(r.emitted.filter((e) => e.type === 'call.ringing').map((e) => (e.data as { user_id: string }).user_id)).toEqual(['u1', 'u2', 'u3'])
     expect(r.end).toMatchObject({ status: 'completed', user_id: 'u1', duration_seconds: 10 })
     expect(r.sim.outcome).toMatchObject({ status: 'completed', answered_by: 'u1' })
-    expect(r.sim.queue_events).toBeNull()
+    expect(r.sim.queue).toBeNull()
   })
 
   test('sequential: the next member rings when the previous one’s own ring time runs out', () => {
@@ -119,34 +117,64 @@ describe('planRoutedCall', () => {
   const queueCfg = (maxWaitSeconds = 60) =>
     input({ queues: [{ id: 'q1', name: 'Help desk', members: ['u1', 'u2'], maxWaitSeconds, timeoutTarget: null }], ...numberTo({ type: 'queue', id: 'q1' }) })
 
-  test('a queue answered: queued, dispatched, answered, completed from the queue machine, with aliases', () => {
-    const r = play(plan(queueCfg()), { outcomes: { u2: 'answer' } })
-    expect(r.queue.map((s) => s.action.event)).toEqual(['queue.call.queued', 'queue.call.dispatched', 'queue.call.answered', 'queue.call.completed'])
-    expect(r.queue[2]!.action.data).toMatchObject({
-      queue: 'q1',
-      queue_id: 'q1',
-      queue_name: 'Help desk',
-      agent_user: 'u2',
-      agent_user_id: 'u2',
-      call_id: 'call_1',
+  test('a queue: the script stops where the call reaches the queue, and the queue actor takes the caller with the rest of the plan', () => {
+    const cfg = input({
+      ...ringGroup('simultaneous', { type: 'queue', id: 'q1' }),
+      queues: [{ id: 'q1', name: 'Help desk', members: ['u1', 'u2'], maxWaitSeconds: 30, timeoutTarget: { type: 'voicemail_box', id: 'box1' } }],
+      ...numberTo({ type: 'ring_group', id: 'rg1' }),
     })
-    expect(r.sim.queue_events?.id).toBe(queueEventsActorId('call_1'))
-    expect(r.end).toMatchObject({ status: 'completed', user_id: 'u2' })
+    const r = play(plan(cfg), { outcomes: {}, queue_priority: 2 })
+    // The ring group rang out for 20 s; nothing ends the call in the script: the queue actor does.
+    expect(r.types).toEqual(['call.incoming', 'call.ringing', 'call.ringing', 'call.ringing'])
+    const q = r.sim.queue!
+    expect(q).toMatchObject({ kind: 'queue', id: 'q1', input: { queue_id: 'q1', queue_name: 'Help desk', max_wait_seconds: 30, runtime: { owner } } })
+    const arrival = q.command.arrival
+    expect(arrival).toMatchObject({ type: 'CALLER_ARRIVED', call_id: 'call_1', priority: 2, at: NOW.toISOString(), arrives_at: '2026-03-02T15:00:20.000Z' })
+    expect(arrival.agents).toEqual([
+      { user_id: 'u1', status: 'available' },
+      { user_id: 'u2', status: 'available' },
+    ])
+    expect(q.input.events).toEqual([arrival])
+    const sim = arrival.attachment as QueueCallerSim
+    expect(sim.rest.map((s) => s.kind)).toEqual(['voicemail'])
+    // expected: as if alone in the queue, nobody answers in its max wait, then the box
+    expect(r.sim.outcome).toMatchObject({ status: 'voicemail', answered_by: null })
+
+    // The queue times out at 50 s: the rest of the plan is the box, from then on.
+    const after = planAfterQueue(sim, 'call_1', '2026-03-02T15:00:50.000Z', { command: 'cmd_2' })
+    expect(after.queue).toBeNull()
+    expect(after.script.map((s) => [s.event.type, s.at])).toEqual([
+      ['VOICEMAIL', '2026-03-02T15:00:50.000Z'],
+      ['MESSAGE_STORED', '2026-03-02T15:01:00.000Z'],
+      ['HANGUP', '2026-03-02T15:01:00.000Z'],
+    ])
   })
 
-  test('a queue abandoned: the caller hangs up while the agents ring out', () => {
-    const r = play(plan(queueCfg()), { outcomes: { u1: 'no-answer', u2: 'no-answer' }, hangup_after_seconds: 40 })
-    const types = r.queue.map((s) => s.action.event)
-    expect(types[0]).toBe('queue.call.queued')
-    expect(types[types.length - 1]).toBe('queue.call.abandoned')
-    expect(r.queue[r.queue.length - 1]!.action.data).toMatchObject({ wait_seconds: 40 })
-    expect(r.end).toMatchObject({ status: 'no-answer' })
+  test('a queue first: the caller arrives now (no arrives_at); dnd for the call is offline to the queue; a logged-out member too', () => {
+    const r = play(plan(queueCfg()), {
+      outcomes: { u1: 'dnd' },
+      queue_members: {
+        q1: [
+          { user_id: 'u1', standing: 'available', presence: undefined },
+          { user_id: 'u2', standing: 'unavailable', presence: undefined },
+          { user_id: 'u3', standing: 'available', presence: { context: { manual: 'available', live_calls: ['c9'] } } },
+        ],
+      },
+    })
+    const arrival = r.sim.queue!.command.arrival
+    expect(arrival.arrives_at).toBeUndefined()
+    expect(arrival.agents).toEqual([
+      { user_id: 'u1', status: 'offline' },
+      { user_id: 'u2', status: 'offline' },
+      { user_id: 'u3', status: 'busy' },
+    ])
   })
 
-  test('a queue timed out at its max wait', () => {
-    const r = play(plan(queueCfg(30)), { outcomes: {} })
-    expect(r.queue.map((s) => s.action.event).at(-1)).toBe('queue.call.timed_out')
-    expect(r.end).toMatchObject({ status: 'no-answer' })
+  test('a user voicemail reached through a ring group names the box on the call (voicemail.new carries its user)', () => {
+    const cfg = input({ ...ringGroup('simultaneous', { type: 'user', id: 'u3' }), ...numberTo({ type: 'ring_group', id: 'rg1' }) })
+    const r = play(plan(cfg), { outcomes: {} })
+    expect(r.sim.call.voicemail_box).toEqual({ type: 'user', id: 'u3' })
+    expect(r.sim.call.user_id).toBeNull()
   })
 
   test('a menu without a digit takes the no-input branch', () => {
@@ -184,11 +212,12 @@ describe('planRoutedCall', () => {
           })
           cfg.users = cfg.users.map((u) => ({ ...u, presence: outcomes[u.id as 'u1'] === 'dnd' ? 'dnd' : 'available' }))
           const r = play(plan(cfg), { outcomes, hangup_after_seconds: hangup })
-          expect(r.types.filter((t) => t === 'call.end')).toHaveLength(1)
+          // A call that reaches the queue goes on in the queue actor; any other ends in its script.
+          expect(r.types.filter((t) => t === 'call.end')).toHaveLength(r.sim.queue ? 0 : 1)
           const rung = r.emitted.filter((e) => e.type === 'call.ringing').map((e) => (e.data as { user_id: string }).user_id)
           expect(new Set(rung).size).toBe(rung.length)
           for (const u of rung) expect(outcomes[u as 'u1']).not.toBe('dnd')
-          expect(r.end!.status).toBe(r.sim.outcome.status)
+          if (!r.sim.queue) expect(r.end!.status).toBe(r.sim.outcome.status)
         },
       ),
       { numRuns: 60 },

@@ -7,20 +7,35 @@
  * `planRoutedCall` turns the two into the same kind of script as the plain test call
  * (actors/calls/simulation.ts): call machine events at absolute simulated times,
  * written as durable timers of the call actor, so every call.* event comes from the
- * call machine and nowhere else. A queue step is played through the queue machine
- * itself (`stepQueue`), so its queue.call.* events are the machine's, in its order,
- * with its fields; they are delivered on durable timers by a `call_sim` actor of
- * their own (the call machine knows nothing of queues: spec rule 8).
+ * call machine and nowhere else.
+ *
+ * A queue is an actor of its own (actors/queues/): when the plan reaches a queue step
+ * the script stops there and the caller is handed to the queue actor (CALLER_ARRIVED,
+ * due when the earlier steps are over), carrying how the caller and the agents behave
+ * (`QueueCallerSim`). The queue actor then plays the queue part live, with every other
+ * caller of that queue: it rings the agents it offers the call to, answers for them as
+ * `outcomes` says, hangs the caller up, and on a timeout writes the rest of the plan
+ * (`planAfterQueue`) as the call's timers. The answer's `expected` end plays the queue
+ * as if the caller were alone in it (`simulateQueue`, the queue machine itself).
  *
  * Pure: no I/O, the time and the ids are given.
  */
 import type { CallMachineEvent } from '../../machines/call'
-import { acceptsQueueEvent, initialQueueContext, maxWaitDeadline, type QueueContext, type QueueMachineEvent, stepQueue } from '../../machines/queue'
-import { type QueueEmitted, withQueueAliases } from '../../machines/queue-events'
+import {
+  acceptsQueueEvent,
+  type ArrivalAgent,
+  initialQueueContext,
+  maxWaitDeadline,
+  type QueueContext,
+  type QueueMachineEvent,
+  stepQueue,
+} from '../../machines/queue'
+import type { QueueEmitted } from '../../machines/queue-events'
 import type { Plan as RoutePlan, Step } from '../../machines/routing'
+import type { PresenceContext } from '../../machines/presence'
+import { type CallerArrived, QUEUE_KIND, type QueueHandoff, queueAgentStatus, queueHandoff } from '../queues/messages'
 import type { ScheduleRequest } from '../runtime/client'
-import type { ActorSpawn } from '../runtime/kinds'
-import { type CallActorInput, type CallOwner, SIM_KIND } from './messages'
+import type { CallActorInput, CallOwner } from './messages'
 
 export const USER_OUTCOMES = ['answer', 'no-answer', 'busy', 'dnd'] as const
 export type UserOutcome = (typeof USER_OUTCOMES)[number]
@@ -56,20 +71,33 @@ export interface RoutedCallRequest {
   hangup_after_seconds?: number
   /** Queue names by id (queue.call.* events carry queue_name). */
   queue_names: Readonly<Record<string, string>>
+  /**
+   * Each queue's members as the call finds them: queue-agent standing and the persisted
+   * presence snapshot (undefined: no presence actor yet). A queue not listed: the plan
+   * step's agents, available.
+   */
+  queue_members?: Readonly<Record<string, readonly QueueMemberNow[]>>
+  /** The caller's priority in a queue (higher first); default 0. */
+  queue_priority?: number
+  /** The caller asks for a callback this many seconds after entering a queue, and hangs up keeping their place. */
+  queue_callback_after_seconds?: number
+}
+
+export interface QueueMemberNow {
+  user_id: string
+  standing: 'available' | 'unavailable'
+  presence: unknown
 }
 
 export interface RoutedCallScript {
   call: CallActorInput
   /** The call machine's scripted events, as durable timers of the call actor. */
   script: ScheduleRequest[]
-  /** The queue.call.* events, delivered by a call_sim actor, when the call went through a queue. */
-  queue_events: ActorSpawn | null
-  /** What the script leads to, for the response: who answered and how the call ends. */
+  /** The call's arrival at a queue, when its plan reaches one: the queue actor plays it from there. */
+  queue: QueueHandoff | null
+  /** What the script leads to (as if the caller were alone in any queue), for the response: who answered and how the call ends. */
   outcome: { answered_by: string | null; status: 'completed' | 'no-answer' | 'busy' | 'voicemail'; steps_taken: number }
 }
-
-/** The call_sim actor that delivers a routed call's queue events. */
-export const queueEventsActorId = (callId: string) => `${callId}_queue`
 
 const iso = (t0: number, seconds: number) => new Date(t0 + seconds * 1000).toISOString()
 
@@ -84,10 +112,251 @@ function directUser(plan: RoutePlan): string | undefined {
   return first.source.id
 }
 
-/** Pure: the call actor input, its script and the queue events of a routed call arriving at `now`. */
-export function planRoutedCall(req: RoutedCallRequest, now: Date, ids: { call: string }): RoutedCallScript {
+/** How the simulated caller goes on from a point of its plan: what has happened so far. */
+interface PlayState {
+  /** someone was rung. */
+  rang: boolean
+  /** every ring step so far ended busy. */
+  all_busy: boolean
+  /** the first user rung: without `outcomes`, the one who answers. */
+  first_rung: string | null
+  steps: number
+}
+
+/**
+ * What a routed sandbox caller carries into a queue (the queue machine's opaque
+ * `attachment`): how the caller and the agents behave, and the rest of the plan, so
+ * that the queue actor can play the queue part live (other callers wait in the same
+ * queue) and, on a timeout, the steps after it.
+ */
+export interface QueueCallerSim {
+  owner: CallOwner
+  /** when the call arrived: hang-up and callback times count from here. */
+  started_at: string
+  from_number: string
+  from_name: string | null
+  to_number: string
+  outcomes?: Readonly<Record<string, UserOutcome>>
+  talk_seconds: number
+  hangup_after_seconds?: number
+  /** the caller asks for a callback this many seconds after entering the queue (and hangs up, keeping their place). */
+  callback_after_seconds?: number
+  priority: number
+  /** the plan's steps after the queue (its timeout target, and on). */
+  rest: Step[]
+  state: PlayState
+  /** the members of every queue of the plan, as the call found them. */
+  queue_agents: Readonly<Record<string, ArrivalAgent[]>>
+  queue_names: Readonly<Record<string, string>>
+}
+
+/** One stretch of a routed call: from a step of the plan at second `t`, until it ends or reaches a queue. */
+interface Stretch {
+  steps: readonly Step[]
+  t0: number
+  t: number
+  state: PlayState
+  outcomes?: Readonly<Record<string, UserOutcome>>
+  talk: number
+  hangupAt?: number
+  /** predict: play a queue as if the caller were alone in it (the answer's `expected`); stop: hand the caller to the queue actor. */
+  atQueue: 'predict' | 'stop'
+  /** for `predict`. */
+  predictQueue?: (
+    step: Extract<Step, { kind: 'enqueue' }>,
+    t: number,
+    answers: (u: string) => boolean,
+    busy: (u: string) => boolean,
+    noteRung: (u: string) => void,
+  ) => QueueRun
+}
+
+interface StretchResult {
+  events: { at: number; event: CallEvent }[]
+  outcome: RoutedCallScript['outcome']
+  /** the caller reached this queue at second `at`; `rest` is the plan after it. */
+  queue?: { step: Extract<Step, { kind: 'enqueue' }>; at: number; rest: Step[]; state: PlayState }
+}
+
+/** Plays the plan's steps as call machine events at seconds from t0: the one rule set for the whole call and for what follows a queue. */
+function playStretch(p: Stretch): StretchResult {
+  const events: StretchResult['events'] = []
+  const send = (at: number, event: CallEvent) => events.push({ at, event })
+  const state = { ...p.state }
+  const outcomes = p.outcomes
+  const answers = (u: string) => (outcomes ? outcomes[u] === 'answer' : u === state.first_rung)
+  const busy = (u: string) => outcomes?.[u] === 'busy'
+  const noteRung = (u: string) => {
+    state.first_rung ??= u
+  }
+  const hangupAt = p.hangupAt
+  const talk = p.talk
+  let t = p.t
+  const result = (status: RoutedCallScript['outcome']['status'], answered_by: string | null): StretchResult => ({
+    events,
+    outcome: { status, answered_by, steps_taken: state.steps },
+  })
+  /** The caller gives up before `until`: hang up then. */
+  const callerLeavesBefore = (until: number) => hangupAt !== undefined && hangupAt < until
+  const callerHangsUp = () => {
+    send(Math.max(t, hangupAt!), { type: 'HANGUP', side: 'caller' })
+    return result('no-answer', null)
+  }
+
+  /**
+   * The plan ends without anyone connected. Rung and unanswered: the ring times out
+   * (no-answer) or, when every leg was busy, busy. Never rung (dropped, a hangup
+   * node): the system hangs up. A voice app or AI agent is not simulated: the
+   * caller hangs up after talk_seconds.
+   */
+  const finalHangup = (step: Step | undefined): StretchResult => {
+    if (step && (step.kind === 'voice_app' || step.kind === 'ai_agent' || step.kind === 'gather')) {
+      if (!callerLeavesBefore(t + talk)) t += talk
+      return callerHangsUp()
+    }
+    if (callerLeavesBefore(t)) return callerHangsUp()
+    if (!state.rang) {
+      send(t, { type: 'HANGUP', side: 'callee' })
+      return result('no-answer', null)
+    }
+    if (state.all_busy) {
+      send(t, { type: 'BUSY' })
+      return result('busy', null)
+    }
+    send(t, { type: 'TIMER', timer: 'ring_timeout' })
+    return result('no-answer', null)
+  }
+
+  for (let i = 0; i < p.steps.length; i++) {
+    const step = p.steps[i]!
+    state.steps++
+    switch (step.kind) {
+      case 'ring': {
+        for (const u of step.users) {
+          noteRung(u)
+          send(t, { type: 'RING', user_id: u })
+        }
+        state.rang = true
+        const answerer = step.users.find(answers)
+        const answerAt = t + Math.min(ANSWER_AFTER_SECONDS, step.timeoutSeconds)
+        const everyoneBusy = step.users.every(busy)
+        const end = answerer ? answerAt : everyoneBusy ? t + Math.min(BUSY_AFTER_SECONDS, step.timeoutSeconds) : t + step.timeoutSeconds
+        if (callerLeavesBefore(end)) return callerHangsUp()
+        if (!everyoneBusy) state.all_busy = false
+        if (answerer) {
+          send(answerAt, { type: 'ANSWER', user_id: answerer })
+          send(answerAt + talk, { type: 'HANGUP', side: 'caller' })
+          return result('completed', answerer)
+        }
+        t = end
+        break
+      }
+      case 'enqueue': {
+        if (callerLeavesBefore(t)) return callerHangsUp()
+        if (p.atQueue === 'stop') {
+          // The queue actor plays the rest: the caller's outcome depends on the other callers.
+          return {
+            events,
+            outcome: { status: 'no-answer', answered_by: null, steps_taken: state.steps },
+            queue: { step, at: t, rest: p.steps.slice(i + 1), state },
+          }
+        }
+        const q = p.predictQueue!(step, t, answers, busy, noteRung)
+        for (const r of q.rings) send(r.at, { type: 'RING', user_id: r.user })
+        if (q.rings.length > 0) {
+          state.rang = true
+          state.all_busy = false
+        }
+        if (q.result === 'answered') {
+          send(q.answeredAt!, { type: 'ANSWER', user_id: q.agent! })
+          send(q.end, { type: 'HANGUP', side: 'caller' })
+          return result('completed', q.agent!)
+        }
+        t = q.end
+        if (q.result === 'abandoned') {
+          send(t, { type: 'HANGUP', side: 'caller' })
+          return result('no-answer', null)
+        }
+        break
+      }
+      case 'play':
+      case 'menu':
+        if (callerLeavesBefore(t + PROMPT_SECONDS)) return callerHangsUp()
+        t += PROMPT_SECONDS
+        break
+      case 'notify':
+        break
+      case 'voicemail': {
+        if (callerLeavesBefore(t)) return callerHangsUp()
+        send(t, { type: 'VOICEMAIL' })
+        // A caller who hangs up during the greeting leaves no message.
+        if (callerLeavesBefore(t + talk)) {
+          t = Math.max(t, hangupAt!)
+          send(t, { type: 'HANGUP', side: 'caller' })
+          return result('no-answer', null)
+        }
+        send(t + talk, { type: 'MESSAGE_STORED' })
+        send(t + talk, { type: 'HANGUP', side: 'caller' })
+        return result('voicemail', null)
+      }
+      case 'voice_app':
+      case 'ai_agent':
+      case 'gather':
+      case 'hangup':
+        return finalHangup(step)
+    }
+  }
+  return finalHangup(undefined)
+}
+
+/** The members of a queue as the call found them; a queue the request says nothing of: the plan's agents, available. */
+function agentsOf(req: Pick<RoutedCallRequest, 'queue_members' | 'outcomes'>, step: Extract<Step, { kind: 'enqueue' }>): ArrivalAgent[] {
+  const members = req.queue_members?.[step.queue]
+  const listed: ArrivalAgent[] = members
+    ? members.map((m) => ({ user_id: m.user_id, status: queueAgentStatus(m.standing, (m.presence as { context?: PresenceContext } | undefined)?.context) }))
+    : step.agents.map((user_id) => ({ user_id, status: 'available' as const }))
+  // dnd for this call (outcomes) is dnd to the queue too: logged out of it
+  return listed.map((a) => (req.outcomes?.[a.user_id] === 'dnd' ? { ...a, status: 'offline' as const } : a))
+}
+
+/** The caller's arrival at a queue reached at second `at` of the call (`now`: when the arrival is written). */
+function arrivalAt(
+  sim: Omit<QueueCallerSim, 'rest' | 'state'>,
+  reached: NonNullable<StretchResult['queue']>,
+  t0: number,
+  callId: string,
+  now: string,
+  commandId: string,
+): QueueHandoff {
+  const step = reached.step
+  const attachment: QueueCallerSim = { ...sim, rest: reached.rest, state: reached.state }
+  const arrives = iso(t0, reached.at)
+  const arrival: CallerArrived = {
+    type: 'CALLER_ARRIVED',
+    call_id: callId,
+    from_number: sim.from_number,
+    from_name: sim.from_name,
+    to_number: sim.to_number,
+    priority: sim.priority,
+    attachment,
+    agents: sim.queue_agents[step.queue] ?? step.agents.map((user_id) => ({ user_id, status: 'available' as const })),
+    config: { queue_name: sim.queue_names[step.queue] ?? step.queue, max_wait_seconds: step.maxWaitSeconds },
+    at: now,
+    ...(Date.parse(arrives) > Date.parse(now) ? { arrives_at: arrives } : {}),
+  }
+  return queueHandoff(
+    { queue_id: step.queue, queue_name: sim.queue_names[step.queue] ?? step.queue, max_wait_seconds: step.maxWaitSeconds },
+    sim.owner,
+    arrival,
+    commandId,
+  )
+}
+
+/** Pure: the call actor input, its script and, when the plan reaches a queue, its arrival there, for a routed call arriving at `now`. */
+export function planRoutedCall(req: RoutedCallRequest, now: Date, ids: { call: string; command?: string }): RoutedCallScript {
   const t0 = now.getTime()
   const user = directUser(req.plan)
+  const last = req.plan.steps[req.plan.steps.length - 1]
   const call: CallActorInput = {
     call_id: ids.call,
     direction: 'inbound',
@@ -100,136 +369,90 @@ export function planRoutedCall(req: RoutedCallRequest, now: Date, ids: { call: s
     record: false,
     owner: req.owner,
     simulated: true,
+    ...(last?.kind === 'voicemail' ? { voicemail_box: { type: last.box.type, id: last.box.id } } : {}),
   }
-  const script: ScheduleRequest[] = []
-  const send = (at: number, event: CallEvent & Record<string, unknown>) =>
-    script.push({ name: `script_${script.length}`, at: iso(t0, at), event: { ...event, at: iso(t0, at) } })
-  const queueSteps: { at: string; action: { type: 'event'; event: string; data: Record<string, unknown> } }[] = []
-
-  const outcomes = req.outcomes
-  let firstRung: string | undefined
-  /** Whether this user picks up: the request's outcome, or by default the first user rung. */
-  const answers = (u: string) => (outcomes ? outcomes[u] === 'answer' : u === firstRung)
-  const busy = (u: string) => outcomes?.[u] === 'busy'
+  // The queues the call may wait in learn when it ends, however it ends (a hangup command included).
+  const queues = [...new Set(req.plan.steps.flatMap((s) => (s.kind === 'enqueue' ? [s.queue] : [])))]
+  if (queues.length > 0) call.end_watchers = queues.map((id) => ({ kind: QUEUE_KIND, id }))
   const hangupAt = req.hangup_after_seconds
-  const talk = req.talk_seconds
-
-  let t = 0
-  let rang = false
-  let allBusy = true
-  let steps = 0
-  const result = (status: RoutedCallScript['outcome']['status'], answered_by: string | null) => ({ status, answered_by, steps_taken: steps })
-  /** The caller gives up before `until`: hang up then. */
-  const callerLeavesBefore = (until: number) => hangupAt !== undefined && hangupAt < until
-  const callerHangsUp = () => {
-    send(Math.max(t, hangupAt!), { type: 'HANGUP', side: 'caller' })
-    return result('no-answer', null)
+  const queue_agents: Record<string, ArrivalAgent[]> = {}
+  for (const s of req.plan.steps) if (s.kind === 'enqueue') queue_agents[s.queue] = agentsOf(req, s)
+  const base = {
+    steps: req.plan.steps,
+    t0,
+    t: 0,
+    state: { rang: false, all_busy: true, first_rung: null, steps: 0 },
+    outcomes: req.outcomes,
+    talk: req.talk_seconds,
   }
 
-  const run = (): RoutedCallScript['outcome'] => {
-    for (const step of req.plan.steps) {
-      steps++
-      switch (step.kind) {
-        case 'ring': {
-          for (const u of step.users) {
-            firstRung ??= u
-            send(t, { type: 'RING', user_id: u })
-          }
-          rang = true
-          const answerer = step.users.find(answers)
-          const answerAt = t + Math.min(ANSWER_AFTER_SECONDS, step.timeoutSeconds)
-          const everyoneBusy = step.users.every(busy)
-          const end = answerer ? answerAt : everyoneBusy ? t + Math.min(BUSY_AFTER_SECONDS, step.timeoutSeconds) : t + step.timeoutSeconds
-          if (callerLeavesBefore(end)) return callerHangsUp()
-          if (!everyoneBusy) allBusy = false
-          if (answerer) {
-            send(answerAt, { type: 'ANSWER', user_id: answerer })
-            send(answerAt + talk, { type: 'HANGUP', side: 'caller' })
-            return result('completed', answerer)
-          }
-          t = end
-          break
-        }
-        case 'enqueue': {
-          const q = simulateQueue(step, req, ids.call, t0, t, answers, busy, (u) => (firstRung ??= u))
-          for (const r of q.rings) send(r.at, { type: 'RING', user_id: r.user })
-          for (const e of q.events) queueSteps.push({ at: iso(t0, e.at), action: { type: 'event', event: e.event.type, data: withQueueAliases(e.event) } })
-          if (q.rings.length > 0) {
-            rang = true
-            allBusy = false
-          }
-          if (q.result === 'answered') {
-            send(q.answeredAt!, { type: 'ANSWER', user_id: q.agent! })
-            send(q.end, { type: 'HANGUP', side: 'caller' })
-            return result('completed', q.agent!)
-          }
-          t = q.end
-          if (q.result === 'abandoned') {
-            send(t, { type: 'HANGUP', side: 'caller' })
-            return result('no-answer', null)
-          }
-          break
-        }
-        case 'play':
-        case 'menu':
-          if (callerLeavesBefore(t + PROMPT_SECONDS)) return callerHangsUp()
-          t += PROMPT_SECONDS
-          break
-        case 'notify':
-          break
-        case 'voicemail': {
-          if (callerLeavesBefore(t)) return callerHangsUp()
-          send(t, { type: 'VOICEMAIL' })
-          // A caller who hangs up during the greeting leaves no message.
-          if (callerLeavesBefore(t + talk)) {
-            t = Math.max(t, hangupAt!)
-            send(t, { type: 'HANGUP', side: 'caller' })
-            return result('no-answer', null)
-          }
-          send(t + talk, { type: 'MESSAGE_STORED' })
-          send(t + talk, { type: 'HANGUP', side: 'caller' })
-          return result('voicemail', null)
-        }
-        case 'voice_app':
-        case 'ai_agent':
-        case 'gather':
-        case 'hangup':
-          return finalHangup(step)
-      }
-    }
-    return finalHangup(undefined)
-  }
+  // What the caller would live through alone in the queue (the answer's expected end).
+  const expected = playStretch({
+    ...base,
+    hangupAt,
+    atQueue: 'predict',
+    predictQueue: (step, t, answers, busy, noteRung) => {
+      const agents = queue_agents[step.queue]!.filter((a) => a.status === 'available').map((a) => a.user_id)
+      const leaves = req.queue_callback_after_seconds !== undefined ? t + req.queue_callback_after_seconds : undefined
+      const hangup = leaves !== undefined && (hangupAt === undefined || leaves < hangupAt) ? leaves : hangupAt
+      return simulateQueue({ ...step, agents }, { ...req, hangup_after_seconds: hangup }, ids.call, t0, t, answers, busy, noteRung)
+    },
+  })
+  const played = playStretch({ ...base, hangupAt, atQueue: 'stop' })
+  const script: ScheduleRequest[] = played.events.map((e, i) => ({ name: `script_${i}`, at: iso(t0, e.at), event: { ...e.event, at: iso(t0, e.at) } }))
+  const queue = played.queue
+    ? arrivalAt(
+        {
+          owner: req.owner,
+          started_at: now.toISOString(),
+          from_number: req.from_number,
+          from_name: req.from_name,
+          to_number: req.to_number,
+          ...(req.outcomes ? { outcomes: req.outcomes } : {}),
+          talk_seconds: req.talk_seconds,
+          ...(hangupAt !== undefined ? { hangup_after_seconds: hangupAt } : {}),
+          ...(req.queue_callback_after_seconds !== undefined ? { callback_after_seconds: req.queue_callback_after_seconds } : {}),
+          priority: req.queue_priority ?? 0,
+          queue_agents,
+          queue_names: req.queue_names,
+        },
+        played.queue,
+        t0,
+        ids.call,
+        now.toISOString(),
+        ids.command ?? `cmd_${ids.call}_queue`,
+      )
+    : null
+  return { call, script, queue, outcome: expected.outcome }
+}
 
-  /**
-   * The plan ends without anyone connected. Rung and unanswered: the ring times out
-   * (no-answer) or, when every leg was busy, busy. Never rung (dropped, a hangup
-   * node): the system hangs up. A voice app or AI agent is not simulated: the
-   * caller hangs up after talk_seconds.
-   */
-  const finalHangup = (step: Step | undefined): RoutedCallScript['outcome'] => {
-    if (step && (step.kind === 'voice_app' || step.kind === 'ai_agent' || step.kind === 'gather')) {
-      if (!callerLeavesBefore(t + talk)) t += talk
-      return callerHangsUp()
-    }
-    if (callerLeavesBefore(t)) return callerHangsUp()
-    if (!rang) {
-      send(t, { type: 'HANGUP', side: 'callee' })
-      return result('no-answer', null)
-    }
-    if (allBusy) {
-      send(t, { type: 'BUSY' })
-      return result('busy', null)
-    }
-    send(t, { type: 'TIMER', timer: 'ring_timeout' })
-    return result('no-answer', null)
-  }
-
-  const outcome = run()
-  const queue_events: ActorSpawn | null =
-    queueSteps.length === 0
-      ? null
-      : { kind: SIM_KIND, id: queueEventsActorId(ids.call), input: { sim_id: queueEventsActorId(ids.call), steps: queueSteps, owner: req.owner } }
-  return { call, script, queue_events, outcome }
+/**
+ * Pure: the call after its queue timed out at `at`: the rest of its plan (the queue's
+ * timeout target, and on) as call machine events from then on, written as the call's
+ * own timers (`name` prefix `prefix`), and the arrival at a next queue if the rest
+ * reaches one.
+ */
+export function planAfterQueue(
+  sim: QueueCallerSim,
+  callId: string,
+  at: string,
+  ids: { command: string },
+): { script: ScheduleRequest[]; queue: QueueHandoff | null } {
+  const t0 = Date.parse(sim.started_at)
+  const played = playStretch({
+    steps: sim.rest,
+    t0,
+    t: (Date.parse(at) - t0) / 1000,
+    state: sim.state,
+    outcomes: sim.outcomes,
+    talk: sim.talk_seconds,
+    hangupAt: sim.hangup_after_seconds,
+    atQueue: 'stop',
+  })
+  const prefix = `after_queue_${Date.parse(at)}`
+  const script = played.events.map((e, i) => ({ name: `${prefix}_${i}`, at: iso(t0, e.at), event: { ...e.event, at: iso(t0, e.at) } }))
+  const queue = played.queue ? arrivalAt(sim, played.queue, t0, callId, at, ids.command) : null
+  return { script, queue }
 }
 
 interface QueueRun {
@@ -251,7 +474,7 @@ interface QueueRun {
  */
 function simulateQueue(
   step: Extract<Step, { kind: 'enqueue' }>,
-  req: RoutedCallRequest,
+  req: Pick<RoutedCallRequest, 'queue_names' | 'from_number' | 'from_name' | 'to_number' | 'hangup_after_seconds' | 'talk_seconds'>,
   callId: string,
   t0: number,
   start: number,

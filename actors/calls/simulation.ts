@@ -23,6 +23,7 @@ import { newId } from '../../src/ids'
 import type { ScheduleRequest } from '../runtime/client'
 import type { ActorSpawn } from '../runtime/kinds'
 import { SIM_KIND, type CallActorInput, type CallOwner } from './messages'
+import { magicOf, type Magic } from '../../src/services/calls/sandbox-numbers'
 
 export const SIM_OUTCOMES = ['answered', 'no-answer', 'busy', 'voicemail'] as const
 export type SimOutcome = (typeof SIM_OUTCOMES)[number]
@@ -50,16 +51,7 @@ export interface SimulateRequest {
   scenario?: Partial<Scenario>
 }
 
-/** Magic outbound destinations (digits matched, formatting ignored). */
-export type Magic = 'answered_long' | 'no_answer' | 'busy' | 'machine' | 'transfer' | 'emergency'
-export function magicOf(number: string | undefined): Magic | undefined {
-  if (!number) return undefined
-  const digits = number.replace(/\D/g, '')
-  if (digits === '933') return 'emergency'
-  const m = /^1?5005550(10[0-4])$/.exec(digits)
-  if (!m) return undefined
-  return (['answered_long', 'no_answer', 'busy', 'machine', 'transfer'] as const)[Number(m[1]) - 100]
-}
+export { type Magic, magicOf } from '../../src/services/calls/sandbox-numbers'
 
 const clamp = (n: number | undefined, dflt: number) => Math.min(MAX_SIM_SECONDS, Math.max(0, Math.round(n ?? dflt)))
 
@@ -203,6 +195,44 @@ export function planTransferLeg(req: SpawnCallRequest, parent: CallActorInput): 
   )
 }
 
+/** Seconds a called-back caller takes to pick up. */
+export const CALLBACK_ANSWER_SECONDS = 2
+
+/**
+ * Pure: a queue's callback in the sandbox: the agent who took it calls the caller back
+ * from the number the caller dialled; the caller picks up after
+ * CALLBACK_ANSWER_SECONDS and the far side hangs up after `talkSeconds`.
+ */
+export function planCallbackCall(r: {
+  call_id: string
+  owner: CallOwner
+  /** the account side: the number the caller had dialled. */
+  account_number: string
+  caller_number: string
+  agent: string
+  at: string
+  talkSeconds: number
+}): Leg {
+  const input: CallActorInput = {
+    call_id: r.call_id,
+    direction: 'outbound',
+    from_number: r.account_number,
+    from_name: null,
+    to_number: r.caller_number,
+    started_at: r.at,
+    user_id: r.agent,
+    from_user_id: r.agent,
+    record: false,
+    owner: r.owner,
+    simulated: true,
+  }
+  const { script, send } = scriptFrom(Date.parse(r.at))
+  send(0, { type: 'RING' })
+  send(CALLBACK_ANSWER_SECONDS, { type: 'ANSWER' })
+  send(CALLBACK_ANSWER_SECONDS + r.talkSeconds, { type: 'HANGUP', side: 'callee' })
+  return { input, opts: { timers: script } }
+}
+
 /** How long a consultation call waits for the transfer to be completed before its target hangs up. */
 export const CONSULTATION_SECONDS = MAX_SIM_SECONDS
 
@@ -238,10 +268,14 @@ export function planFollowUps(
   const steps: SimStep[] = []
   const step = (s: number, action: SimStep['action']) => steps.push({ at: plus(t0, s), action })
   if (end.status === 'voicemail') {
-    const base = { voicemail_id: ids.voicemail, user_id: input.to_user_id ?? input.user_id ?? null, call_id: input.call_id }
+    // A routed call names the box it reached: a user's box is that user's message, a shared box nobody's.
+    const box = input.voicemail_box
+    const owner = box ? (box.type === 'user' ? box.id : null) : (input.to_user_id ?? input.user_id ?? null)
+    const base = { voicemail_id: ids.voicemail, user_id: owner, call_id: input.call_id }
     step(0, {
       type: 'voicemail',
       ...base,
+      ...(box?.type === 'shared' ? { shared_voicemail_box_id: box.id } : {}),
       from_number: input.from_number,
       from_name: call.from_name ?? null,
       duration_seconds: end.answered_at ? durationSeconds(end.answered_at, end.ended_at) : 0,

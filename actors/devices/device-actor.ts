@@ -2,16 +2,23 @@
  * The device actor (`device.v1`): binds machines/device.ts to its effects. Each
  * device.* event commits in the step that caused it with its two projections: the
  * device row (status, provisioned_at, last fetch, address) and the device's
- * provisioning history (GET /v1/deskphones/{id}/provisioning-events).
+ * provisioning history (GET /v1/deskphones/{id}/provisioning-events). SIP bindings
+ * stay in the actor's own state; presence and the expiry timer follow them
+ * (./registrations). Check-sync on a registered phone hands its bindings to the
+ * media role, which sends each a SIP NOTIFY (./check-sync).
  */
 import type { DeviceContext, DeviceEmitted } from '../../machines/device'
 import type { Clock } from '../../src/clock'
 import { recordProvisioned } from '../../src/services/devices/provisioning-history'
 import { defineActorKind, type Effects } from '../runtime/kinds'
+import { checkSyncActions, type NotifyCheckSync } from './check-sync'
 import { DEVICE_KIND, DEVICE_MACHINES, type DeviceActorInput } from './messages'
+import { registrationActions } from './registrations'
 
 export interface DeviceKindOptions {
   clock: Clock
+  /** Reaches the media role (a bus publish); unset: check-sync waits for the phone's next periodic fetch. */
+  notifyCheckSync?: NotifyCheckSync
 }
 
 export function createDeviceKind(opts: DeviceKindOptions) {
@@ -31,8 +38,8 @@ export function createDeviceKind(opts: DeviceKindOptions) {
         })
         fx.write((tx) => recordProvisioned(tx, opts.clock, owner.accountId, params))
       },
-      // Registrations arrive with the media plane; presence will follow them from here.
-      registrationChanged: () => {},
+      ...(registrationActions(fx) as unknown as Record<string, (args: { context: unknown; event: unknown }, params: never) => void>),
+      ...checkSyncActions(fx, opts.notifyCheckSync),
     }),
   })
   return { kind }

@@ -7,11 +7,13 @@
  * steps instead of one transaction each.
  *
  * Each step stays atomic with its events: the batch commits or nothing of it does.
- * A step whose fire turned out stale (cancelled, replaced, or taken by another
- * delivery) is left out of the batch, as it would have rolled back alone. When the
- * batch fails, every step in it is written again alone, in its own transaction, so
- * one failing step fails only itself and the others commit. The acknowledgement rule
- * is unchanged: a step's promise resolves only after its transaction committed.
+ * A step may carry many messages of its actor (actors/runtime/host: stepTogether);
+ * a step one of whose fires turned out stale (cancelled, replaced, or taken by
+ * another delivery) is left out of the batch, none of its fires taken, as it would
+ * have rolled back alone. When the batch fails, every step in it is written again
+ * alone, in its own transaction, so one failing step fails only itself and the
+ * others commit. The acknowledgement rule is unchanged: a step's promise resolves
+ * only after its transaction committed.
  *
  * Statements carry their rows as one JSON parameter (jsonb_to_recordset): the text
  * is the same whatever the batch size, so PostgreSQL keeps each one prepared.
@@ -25,9 +27,20 @@ import { newId } from '../../src/ids'
 import { MESSAGE_NAME_PREFIX, type TimerRow } from '../../src/scheduler/durable-timers'
 
 const SNAPSHOT_RECORD = '(kind text, id text, machine_version text, snapshot jsonb, status text, shard integer, updated_at timestamptz)'
+/**
+ * Takes the fires of the batch's steps, all of a step's or none: a step some of whose
+ * required fires are no longer current (cancelled, replaced, taken) writes nothing, so
+ * its other fires must stay for whoever runs them next. An optional fire (one the step
+ * only takes, as a durable spawn of an actor that exists) is taken if current and
+ * otherwise does not hold the step back. The rows are locked before the check so that
+ * no concurrent claim slips between the check and the delete.
+ */
 const CLAIM_FIRES = statement<{ id: string }>(
-  `delete from durable_timers t using jsonb_to_recordset($1::jsonb) as x(id text, token text)
-    where t.id = x.id and t.token = x.token returning t.id`,
+  `with x as (select step, id, token, required from jsonb_to_recordset($1::jsonb) as r(step int, id text, token text, required boolean)),
+    current as (select x.step, t.id from durable_timers t join x on t.id = x.id and t.token = x.token for update of t),
+    whole as (select x.step from x left join current c on c.step = x.step and c.id = x.id
+      group by x.step having bool_and(c.id is not null or not x.required))
+    delete from durable_timers t using current c join whole w on w.step = c.step where t.id = c.id returning t.id`,
 )
 const INSERT_NEW_SNAPSHOTS = statement<{ kind: string; id: string }>(
   `insert into actor_snapshots (kind, id, machine_version, snapshot, status, shard, updated_at)
@@ -67,14 +80,22 @@ export interface TimerWrite {
   shard: number
 }
 
+/** A fire a step takes. */
+export interface Claim {
+  timerId: string
+  token: string
+  /** The step applied nothing of it (a durable spawn of an actor that exists): taken if still current, never a reason to drop the step. */
+  optional?: boolean
+}
+
 /** Everything one step writes. */
 export interface StepWrite {
   kind: string
   id: string
   /** The actor's new snapshot; absent when the step only takes a fire (a message dropped, with its answer). */
   snapshot?: { machineVersion: string; persisted: unknown; status: 'active' | 'done'; shard: number; fresh: boolean; updatedAt: Date }
-  /** The durable timer row whose fire caused the step, taken in the same transaction. */
-  claim?: { timerId: string; token: string }
+  /** The durable timer rows whose fires caused the step (its messages), taken in the same transaction. */
+  claims: Claim[]
   events: NewEvent[]
   /** The actor's own timers cancelled by name (their rows go). */
   cancels: string[]
@@ -91,7 +112,7 @@ export interface StepWrite {
 export type StepOutcome =
   | { committed: true; events: StoredEvent[]; timers: TimerRow[] }
   /**
-   * Nothing of the step was written: the fire that caused it was no longer current
+   * Nothing of the step was written: a fire it applied was no longer current
    * (stale), or the actor it creates exists already (exists).
    */
   | { committed: false; reason: 'stale' | 'exists' }
@@ -180,8 +201,8 @@ export class Committer {
     await this.opts.check?.(tx)
     const outcomes: (StepOutcome | undefined)[] = new Array(writes.length)
 
-    // 1. Claims: a step whose fire is gone (stale) writes nothing.
-    const claims = writes.flatMap((w) => (w.claim ? [{ id: w.claim.timerId, token: w.claim.token }] : []))
+    // 1. Claims: a step one of whose fires is gone (stale) writes nothing.
+    const claims = writes.flatMap((w, step) => w.claims.map((c) => ({ step, id: c.timerId, token: c.token, required: !c.optional })))
     const claimed = new Set<string>()
     if (claims.length > 0) {
       const rows = await CLAIM_FIRES.rows(tx, [json(claims)])
@@ -189,7 +210,7 @@ export class Committer {
     }
     const live: number[] = []
     writes.forEach((w, i) => {
-      if (w.claim && !claimed.has(w.claim.timerId)) outcomes[i] = { committed: false, reason: 'stale' }
+      if (w.claims.some((c) => !c.optional && !claimed.has(c.timerId))) outcomes[i] = { committed: false, reason: 'stale' }
       else live.push(i)
     })
     const snapshotRow = (w: StepWrite) => ({
@@ -211,31 +232,29 @@ export class Committer {
     const written = live.filter((i) => outcomes[i] === undefined)
     const liveWrites = written.map((i) => writes[i]!)
 
+    // 3-6 go to the database together, in one round trip: none needs another's answer,
+    // and PostgreSQL runs a transaction's statements in the order they were sent (the
+    // cancellations before the timer upsert, the kinds' writes after everything else).
+    const sent: Promise<unknown>[] = []
     // 3. Snapshots of existing actors: one upsert.
     const existing = liveWrites.filter((w) => w.snapshot && !w.snapshot.fresh).map(snapshotRow)
-    if (existing.length > 0) {
-      await UPSERT_SNAPSHOTS.rows(tx, [json(existing)])
-    }
+    if (existing.length > 0) sent.push(UPSERT_SNAPSHOTS.rows(tx, [json(existing)]))
 
     // 4. Outbox events, in step order and each step's own order.
     const prepared = liveWrites.map((w) => prepareEvents(this.opts.clock, w.events))
-    const stored = await insertEvents(tx, prepared.flat())
-    const storedById = new Map(stored.map((e) => [e.id, e]))
+    const stored = insertEvents(tx, prepared.flat())
+    sent.push(stored)
 
     // 5. Timers: cancellations first (an actor's cancel then schedule of one name leaves it scheduled), then one upsert.
     const ended = liveWrites.filter((w) => w.cancelOwnTimers).map((w) => ({ kind: w.kind, id: w.id }))
-    if (ended.length > 0) {
-      await CANCEL_OWN_TIMERS.rows(tx, [json(ended), `${MESSAGE_NAME_PREFIX}%`])
-    }
+    if (ended.length > 0) sent.push(CANCEL_OWN_TIMERS.rows(tx, [json(ended), `${MESSAGE_NAME_PREFIX}%`]))
     const cancels = liveWrites.flatMap((w) => w.cancels.map((name) => ({ kind: w.kind, id: w.id, name })))
-    if (cancels.length > 0) {
-      await CANCEL_TIMERS.rows(tx, [json(cancels)])
-    }
+    if (cancels.length > 0) sent.push(CANCEL_TIMERS.rows(tx, [json(cancels)]))
     // One row per (actor, name): the last write of a name wins, as successive schedules would.
     const byKey = new Map<string, { write: TimerWrite; id: string; token: string }>()
     for (const w of liveWrites)
       for (const t of w.timers) byKey.set(`${t.actorKind}\u0000${t.actorId}\u0000${t.name}`, { write: t, id: newId('timer'), token: randomUUID() })
-    const timerRows = new Map<string, TimerRow>()
+    let upserted: Promise<{ id: string; actor_kind: string; actor_id: string; name: string }[]> = Promise.resolve([])
     if (byKey.size > 0) {
       const now = this.opts.clock.now().toISOString()
       const rows = [...byKey.values()].map(({ write: t, id, token }) => ({
@@ -249,13 +268,8 @@ export class Committer {
         shard: t.shard,
         created_at: now,
       }))
-      const result = await UPSERT_TIMERS.rows(tx, [json(rows)])
-      for (const r of result) {
-        const key = `${r.actor_kind}\u0000${r.actor_id}\u0000${r.name}`
-        const w = byKey.get(key)!
-        // A replaced row keeps its id; its token and due time are the new ones.
-        timerRows.set(key, { id: r.id, actorKind: r.actor_kind, actorId: r.actor_id, name: r.name, token: w.token, dueAt: w.write.dueAt, event: w.write.event })
-      }
+      upserted = UPSERT_TIMERS.rows(tx, [json(rows)])
+      sent.push(upserted)
     }
 
     // 6. The kinds' batched writes, each writer once with the items of all its steps (in step order); then their own writes, step by step.
@@ -266,8 +280,24 @@ export class Committer {
         if (items) items.push(b.item)
         else batches.set(b.writer, [b.item])
       }
-    for (const [writer, items] of batches) await writer(tx, items)
-    for (const w of liveWrites) for (const write of w.writes) await write(tx)
+    sent.push(
+      (async () => {
+        for (const [writer, items] of batches) await writer(tx, items)
+        for (const w of liveWrites) for (const write of w.writes) await write(tx)
+      })(),
+    )
+    // Every statement settled before the transaction ends, failed or not: none may run after its rollback.
+    const settled = await Promise.allSettled(sent)
+    for (const r of settled) if (r.status === 'rejected') throw r.reason
+
+    const storedById = new Map((await stored).map((e) => [e.id, e]))
+    const timerRows = new Map<string, TimerRow>()
+    for (const r of await upserted) {
+      const key = `${r.actor_kind}\u0000${r.actor_id}\u0000${r.name}`
+      const w = byKey.get(key)!
+      // A replaced row keeps its id; its token and due time are the new ones.
+      timerRows.set(key, { id: r.id, actorKind: r.actor_kind, actorId: r.actor_id, name: r.name, token: w.token, dueAt: w.write.dueAt, event: w.write.event })
+    }
 
     written.forEach((i, k) => {
       const w = writes[i]!

@@ -259,7 +259,7 @@ describe('fx.write runs inside the step transaction', () => {
 // ---------------------------------------------------------------- 2. SpawnOptions.timers
 
 describe('spawn with SpawnOptions.timers', () => {
-  test('script timers are written with the first snapshot, fire in due order by the manual clock, one step each, and are gone after the final state', async () => {
+  test('script timers are written with the first snapshot, fire in due order by the manual clock, and are gone after the final state', async () => {
     const clock = newClock()
     const log: HostEvent[] = []
     const host = newHost({ clock, log })
@@ -298,7 +298,7 @@ describe('spawn with SpawnOptions.timers', () => {
     expect(ctxOfRow(await snapshotRow(id))).toMatchObject({ count: 1, log: ['t1'] })
     expect(await eventTags(account)).toEqual(['dfx.created:created', 'dfx.added:t1'])
 
-    // two due in one poll: delivered in due order, each its own step
+    // two due in one poll: applied in due order (together, in one step)
     clock.advance(2_000)
     await host.timers.tick()
     expect(ctxOfRow(await snapshotRow(id))).toMatchObject({ count: 3, log: ['t1', 't2', 't3'] })

@@ -10,17 +10,25 @@
  * ones (the step's write throws on its first attempts, after the other steps of its
  * batch have written) and permanent ones (every attempt throws: the sender gets
  * ActorStepFailed). PGlite, or PostgreSQL when DATABASE_URL is set.
+ *
+ * The second property sends the same messages as durable tells (rows, as another
+ * actor's step or a request writes them) fired all at once: then an actor takes the
+ * messages waiting for it together, several in one step, and several actors' steps
+ * share a transaction; a sender's acknowledgement is its fire's promise.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { and, eq, like } from 'drizzle-orm'
+import { and, eq, inArray, like } from 'drizzle-orm'
 import fc from 'fast-check'
 import { assign, setup } from 'xstate'
 import { manualClock } from '../../src/clock'
 import { openDatabase, type Database } from '../../src/db/client'
-import { actorSnapshots, events, settings } from '../../src/db/schema'
+import { actorSnapshots, durableTimers, events, settings } from '../../src/db/schema'
+import { scheduleTimer, type TimerRow } from '../../src/scheduler/durable-timers'
 import { ActorStepFailed } from './client'
+import { durableMessage } from './commands'
 import { ActorHost } from './host'
 import { defineActorKind } from './kinds'
+import { shardOf } from './shards'
 
 /** Per message key: how many more attempts of its step must fail. */
 const failuresLeft = new Map<string, number>()
@@ -76,6 +84,8 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await database?.db.delete(settings).where(like(settings.key, `gc/${run}/%`))
+  // The rows of messages that failed for good stay (untaken): this run's only.
+  await database?.db.delete(durableTimers).where(and(eq(durableTimers.actorKind, 'tally'), like(durableTimers.actorId, `tally_${run}_%`)))
   await database?.close()
 })
 
@@ -158,5 +168,107 @@ describe('group commit', () => {
     )
     // The property is about batches: steps did share transactions.
     expect(batched).toBeGreaterThan(0)
+  }, 120_000)
+
+  test('property: several durable messages of one actor per step: every acknowledged message committed exactly once and in order per actor, no unacknowledged one at all', async () => {
+    let manyMessageSteps = 0
+    let sharedTransactions = 0
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 4 }),
+        fc.array(fc.record({ actor: fc.nat(3), fail: fc.constantFrom<Msg['fail']>('none', 'none', 'none', 'none', 'once', 'twice', 'always') }), {
+          minLength: 1,
+          maxLength: 30,
+        }),
+        async (actors, msgs) => {
+          round++
+          const clock = manualClock()
+          const host = new ActorHost({
+            db: database.db,
+            clock,
+            kinds: [tallyKind],
+            pollTimers: false,
+            restart: { maxAttempts: MAX_ATTEMPTS, baseMs: 1, capMs: 4 },
+          })
+          try {
+            const ids = Array.from({ length: actors }, (_, i) => `tally_${run}_${round}_${i}`)
+            await Promise.all(ids.map((id) => host.spawn('tally', id, { id })))
+            const sent = msgs.map((m, i) => ({ actor: ids[m.actor % actors]!, tag: `d${i}`, fail: m.fail }))
+            for (const s of sent) failuresLeft.set(rowKey(s.actor, s.tag), FAILS[s.fail])
+            // Written in one transaction, due one millisecond apart in the order sent: an actor's order is the due order.
+            const t0 = clock.now().getTime() - 60_000
+            const rows = await database.db.transaction(async (tx) => {
+              const out: TimerRow[] = []
+              for (const [i, s] of sent.entries()) {
+                const m = durableMessage.tell({ type: 'ADD', tag: s.tag })
+                const dueAt = new Date(t0 + i)
+                out.push(await scheduleTimer(tx, clock, { actorKind: 'tally', actorId: s.actor, name: m.name, dueAt, event: m.event, shard: shardOf(s.actor) }))
+              }
+              return out
+            })
+            // All at once, as a poll hands over its due rows: each actor's mailbox fills before its next step.
+            const results = await Promise.allSettled(rows.map((r) => host.fire(r)))
+
+            const acked = new Set<string>()
+            results.forEach((r, i) => {
+              const s = sent[i]!
+              expect({ tag: s.tag, fail: s.fail, ok: r.status === 'fulfilled' }).toEqual({ tag: s.tag, fail: s.fail, ok: s.fail !== 'always' })
+              if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(ActorStepFailed)
+              else acked.add(`${s.actor}/${s.tag}`)
+            })
+            const evs = (
+              await database.db
+                .select()
+                .from(events)
+                .where(eq(events.accountId, `acct_gc_${run}`))
+            )
+              .map((e) => JSON.parse(e.body).data as { actor: string; tag: string })
+              .filter((d) => ids.includes(d.actor))
+              .map((d) => `${d.actor}/${d.tag}`)
+            expect(evs.sort()).toEqual([...acked].sort())
+            const written = await database.db
+              .select()
+              .from(settings)
+              .where(like(settings.key, `gc/${run}/tally_${run}_${round}_%`))
+            expect(written.map((r) => r.key.slice(`gc/${run}/`.length)).sort()).toEqual([...acked].sort())
+            for (const id of ids) {
+              const [row] = await database.db
+                .select()
+                .from(actorSnapshots)
+                .where(and(eq(actorSnapshots.kind, 'tally'), eq(actorSnapshots.id, id)))
+              const tags = (row!.snapshot as { context: { tags: string[] } }).context.tags
+              expect({ id, tags }).toEqual({ id, tags: sent.filter((s) => s.actor === id && acked.has(`${s.actor}/${s.tag}`)).map((s) => s.tag) })
+            }
+            // A message is taken (its row gone) exactly when it is acknowledged: the failed ones stay for a later delivery.
+            const left = new Set(
+              (
+                await database.db
+                  .select({ id: durableTimers.id })
+                  .from(durableTimers)
+                  .where(
+                    inArray(
+                      durableTimers.id,
+                      rows.map((r) => r.id),
+                    ),
+                  )
+              ).map((r) => r.id),
+            )
+            rows.forEach((r, i) => {
+              const s = sent[i]!
+              expect({ tag: s.tag, kept: left.has(r.id) }).toEqual({ tag: s.tag, kept: !acked.has(`${s.actor}/${s.tag}`) })
+            })
+            const stats = host.commitStats()
+            manyMessageSteps += stats.manyMessageSteps
+            if (stats.steps > stats.transactions) sharedTransactions++
+          } finally {
+            await host.close()
+          }
+        },
+      ),
+      { numRuns: Number(process.env.FC_RUNS ?? 40), seed: Number(process.env.FC_SEED ?? 4343) },
+    )
+    // The property is about both: actors took several messages in one step, and steps shared transactions.
+    expect(manyMessageSteps).toBeGreaterThan(0)
+    expect(sharedTransactions).toBeGreaterThan(0)
   }, 120_000)
 })

@@ -12,6 +12,7 @@ import { shardOf } from './shards'
 import { openDatabase, type Database } from '../../src/db/client'
 import { actorSnapshots, durableTimers, events } from '../../src/db/schema'
 import { ActorDone, ActorExists, ActorNotFound, ActorStepFailed, type ScheduleRequest } from './client'
+import { scheduleTimer } from '../../src/scheduler/durable-timers'
 import { ActorHost, restartDelay, type HostEvent } from './host'
 import { defineActorKind, kindClient } from './kinds'
 
@@ -313,6 +314,40 @@ describe('durable timers', () => {
     await second.timers.tick()
     expect((await snapshotRow(id))?.snapshot).toMatchObject({ context: { log: ['alarm:ring'] } })
     await second.close()
+  })
+
+  test('rehydration after a restart: the actors one poll wakes read their snapshots in one statement, and a message to a missing actor is dropped', async () => {
+    // A clock of its own, long before the other tests' timers, so that this poll sees only this test's rows.
+    const clock = manualClock('2001-02-03T00:00:00.000Z')
+    const account = uid('acct')
+    const ids = [uid('toy'), uid('toy'), uid('toy'), uid('toy')]
+    const missing = uid('toy')
+    const first = newHost({ clock })
+    for (const id of ids) {
+      await first.spawn('toy', id, { id, account })
+      await first.send('toy', id, { type: 'ARM', tag: id, ms: 1_000 })
+    }
+    await first.close()
+    await scheduleTimer(database.db, clock, {
+      actorKind: 'toy',
+      actorId: missing,
+      name: '$tell:x',
+      dueAt: new Date(clock.now().getTime() + 1_000),
+      event: { type: 'ADD', tag: 'x' },
+    })
+
+    const log: HostEvent[] = []
+    const second = newHost({ clock, log })
+    clock.advance(1_000)
+    await second.timers.tick()
+    for (const id of ids) expect((await snapshotRow(id))?.snapshot).toMatchObject({ context: { log: [`alarm:${id}`] } })
+    expect(await timerRows(missing)).toHaveLength(0)
+    expect(log.filter((e) => e.type === 'timer_dropped').map((e) => (e as { id: string }).id)).toEqual([missing])
+    expect(second.snapshotReads()).toEqual({ rows: ids.length + 1, statements: 1 })
+    await second.close()
+    // Actors at rest in a database other runs share: removed, with their events.
+    for (const id of ids) await database.db.delete(actorSnapshots).where(and(eq(actorSnapshots.kind, 'toy'), eq(actorSnapshots.id, id)))
+    await database.db.delete(events).where(eq(events.accountId, account))
   })
 
   test('the background poller delivers due timers (real-time polling, injected clock)', async () => {

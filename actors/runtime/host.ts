@@ -1,22 +1,31 @@
 /**
  * The actor host: spawn, address and stop actors by kind and id; one mailbox per
- * actor (one message at a time); every step persisted; supervision with restart
+ * actor (one step at a time); every step persisted; supervision with restart
  * from the last persisted snapshot; durable timers.
  *
  * A step:
- *  1. the XState actor takes the message; the effects it asks for are only
- *     collected by the named actions supplied with `.provide` (actors/runtime/kinds):
- *     no I/O inside the machine step;
- *  2. ONE transaction: upsert the snapshot (`getPersistedSnapshot()`), append the
- *     collected events to the outbox, write the timer rows and what the kind's
- *     effects write (projections, records, durable messages to other actors), and
- *     claim the durable message that caused the step, if any;
- *  3. only then the sender's promise resolves (the acknowledgement).
- * If anything throws (a machine action, a guard, the database), the in-memory actor
- * is discarded and re-created from its last persisted snapshot after a capped,
- * jittered exponential backoff, and the same message is retried; after
- * `maxAttempts` the sender gets an `ActorStepFailed`. An acknowledged message is
- * therefore always in the database; an unacknowledged one is the sender's to retry.
+ *  1. the XState actor takes the messages waiting in its mailbox (up to
+ *     `maxMessagesPerStep`, durable ones in due order), one after another; the
+ *     effects they ask for are only collected by the named actions supplied with
+ *     `.provide` (actors/runtime/kinds): no I/O inside the machine step;
+ *  2. ONE transaction: upsert the snapshot (`getPersistedSnapshot()`, once), append
+ *     the collected events to the outbox in the order the machine emitted them, write
+ *     the timer rows and what the kind's effects write (projections, records,
+ *     durable messages to other actors), and claim the durable messages the step
+ *     applied;
+ *  3. only then the senders' promises resolve (the acknowledgement).
+ * Taking many messages in one step is what lets a busy actor (a user's presence,
+ * told at every call's start and end) keep up: its cost is one transaction, not one
+ * per message. Whatever is out of the ordinary in such a step (a throw, a stale fire,
+ * a missing or finished actor) sends its messages down the one-message path below,
+ * which is the reference behaviour.
+ *
+ * If anything throws in a one-message step (a machine action, a guard, the
+ * database), the in-memory actor is discarded and re-created from its last
+ * persisted snapshot after a capped, jittered exponential backoff, and the same
+ * message is retried; after `maxAttempts` the sender gets an `ActorStepFailed`. An
+ * acknowledged message is therefore always in the database; an unacknowledged one
+ * is the sender's to retry.
  *
  * Messages: `spawn` and `send` come from an ActorClient (request/reply); `fire` is a
  * durable timer row coming due: a machine timer, or a durable message
@@ -31,6 +40,7 @@ import { type Actor, type AnyMachineSnapshot, type AnyStateMachine, createActor,
 import type { Clock } from '../../src/clock'
 import type { Db } from '../../src/db/client'
 import { actorSnapshots, shardFences } from '../../src/db/schema'
+import { statement } from '../../src/db/statements'
 import type { NewEvent } from '../../src/events/outbox'
 import { cancelActorTimers, DurableScheduler, type TimerRow } from '../../src/scheduler/durable-timers'
 import {
@@ -46,8 +56,8 @@ import {
   type SpawnOptions,
   type StepResult,
 } from './client'
-import { durableMessage, isCommand, isSpawn, type CommandMessage, type DurableMessage } from './commands'
-import { Committer, type StepWrite } from './committer'
+import { durableMessage, isCommand, isSpawn, SPAWN_MESSAGE, type CommandMessage, type DurableMessage, type SpawnMessage } from './commands'
+import { type Claim, Committer, type StepWrite } from './committer'
 import type { ActorKind, BatchWriter, Effects, StepContext } from './kinds'
 import { DEFAULT_SHARD_COUNT, shardOf } from './shards'
 
@@ -85,6 +95,39 @@ export interface ActorHostOptions {
   fence?: { shard: number; epoch: number }
   /** Placement: timer rows a step committed (the placement delivers the due messages and wakes its poller or the owners). */
   timersWritten?: (rows: TimerRow[]) => void
+  /** Most messages one actor applies in one step (default 256): a flooded actor still commits in bounded steps, beside the others. */
+  maxMessagesPerStep?: number
+}
+
+export const DEFAULT_MESSAGES_PER_STEP = 256
+/** Tries of a durable spawn whose row other writers keep replacing (see spawnFromFire). */
+const SPAWN_ATTEMPTS = 5
+
+/** A durable message row of an actor by name, as it is now. */
+const CURRENT_MESSAGE = statement<{ id: string; token: string; due_at: string | Date; event: unknown }>(
+  `select id, token, due_at, event from durable_timers where actor_kind = $1 and actor_id = $2 and name = $3`,
+)
+
+/**
+ * The persisted snapshots of many actors in one read: the actors a poll's batch of
+ * fires wakes are rehydrated together (see loadRow) instead of one query each.
+ */
+const READ_SNAPSHOTS = statement<{ kind: string; id: string; machine_version: string; snapshot: unknown; status: 'active' | 'done' }>(
+  `select s.kind, s.id, s.machine_version, s.snapshot, s.status from actor_snapshots s
+    join jsonb_to_recordset($1::jsonb) as x(kind text, id text) on s.kind = x.kind and s.id = x.id`,
+)
+
+/** What rehydration needs of an actor's snapshot row. */
+interface SnapshotRow {
+  machineVersion: string
+  snapshot: unknown
+  status: 'active' | 'done'
+}
+
+interface SnapshotLoad {
+  kind: string
+  id: string
+  waiters: { resolve: (row: SnapshotRow | undefined) => void; reject: (e: unknown) => void }[]
 }
 
 export type HostEvent =
@@ -92,6 +135,8 @@ export type HostEvent =
   | { type: 'gave_up'; kind: string; id: string; attempts: number; error: unknown }
   | { type: 'timer_dropped'; kind: string; id: string; timerId: string }
   | { type: 'timer_delivery_failed'; timerId: string; error: unknown }
+  /** A step of several messages threw: they are run again one per step, so that only the one at fault fails. */
+  | { type: 'batch_split'; kind: string; id: string; messages: number; error: unknown }
 
 type Message =
   | { type: 'spawn'; input: unknown; timers?: ScheduleRequest[] }
@@ -111,8 +156,23 @@ type Collected =
 interface Commit {
   /** The actor was created by this step: its snapshot row is inserted, its timers are all new. */
   fresh?: { timers: ScheduleRequest[] }
-  /** The durable timer row whose fire caused the step: taken in the step's transaction. */
-  claim?: { timerId: string; token: string }
+  /** The durable timer rows whose fires the step took: in the step's transaction. */
+  claims?: Claim[]
+}
+
+/** A message waiting in a mailbox, with its sender's promise. */
+interface Letter {
+  msg: Message
+  resolve: (r: StepResult | undefined) => void
+  reject: (e: unknown) => void
+}
+
+const timerOf = (l: Letter) => (l.msg as Extract<Message, { type: 'fire' }>).timer
+const dueMs = (t: TimerRow) => new Date(t.dueAt).getTime()
+/** Durable messages in the order they came due, then by id (time-ordered: the order they were written), as the poll reads them. */
+const byDue = (a: Letter, b: Letter) => {
+  const [x, y] = [timerOf(a), timerOf(b)]
+  return dueMs(x) - dueMs(y) || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0)
 }
 
 interface Entry {
@@ -123,9 +183,10 @@ interface Entry {
   machineVersion?: string
   /** The error the running actor reported in this step. */
   error?: { e: unknown }
-  tail: Promise<unknown>
-  /** Messages queued or running; the entry leaves the registry when this is 0 and no actor is live. */
-  pending: number
+  /** Messages not yet taken by a step. */
+  mailbox: Letter[]
+  /** The loop running the mailbox, while there is mail; the entry leaves the registry when it ends and no actor is live. */
+  draining?: Promise<void>
   /** The actor finished (final state or stopped): later messages are refused without a database read. */
   done: boolean
   collected: Collected[]
@@ -151,10 +212,17 @@ export class ActorHost implements ActorClient {
   private current: Entry | undefined
   /** Writes steps that are ready together in one transaction. */
   private readonly committer: Committer
+  private readonly maxMessagesPerStep: number
+  private readonly together = { manyMessageSteps: 0, messagesInThem: 0 }
+  /** Snapshot reads asked for in this turn of the event loop, by actor key: read together at its end. */
+  private loads: Map<string, SnapshotLoad> | undefined
+  /** Snapshot reads, and the statements that did them. */
+  private readonly reads = { rows: 0, statements: 0 }
 
   constructor(private readonly opts: ActorHostOptions) {
     for (const k of opts.kinds) this.kinds.set(k.kind, k)
     this.policy = { ...DEFAULT_RESTART, ...opts.restart }
+    this.maxMessagesPerStep = Math.max(1, opts.maxMessagesPerStep ?? DEFAULT_MESSAGES_PER_STEP)
     this.timers = new DurableScheduler({
       db: opts.db,
       clock: opts.clock,
@@ -175,14 +243,22 @@ export class ActorHost implements ActorClient {
   async close(): Promise<void> {
     this.closed = true
     await this.timers.stop()
-    await Promise.all([...this.registry.values()].map((e) => e.tail.catch(() => {})))
+    await Promise.all([...this.registry.values()].map((e) => e.draining))
     for (const e of this.registry.values()) e.actor?.stop()
     this.registry.clear()
   }
 
-  /** Group commit: transactions written, steps in them, steps written again alone after a batch failed. */
-  commitStats(): Readonly<{ transactions: number; steps: number; retriedAlone: number }> {
-    return this.committer.stats
+  /**
+   * Group commit: transactions written, steps in them, steps written again alone after
+   * a batch failed; and the steps that applied several messages, with those messages.
+   */
+  commitStats(): Readonly<{ transactions: number; steps: number; retriedAlone: number; manyMessageSteps: number; messagesInThem: number }> {
+    return { ...this.committer.stats, ...this.together }
+  }
+
+  /** Snapshot rows read to rehydrate actors, and the statements that read them (several rows each when a poll woke several actors). */
+  snapshotReads(): Readonly<{ rows: number; statements: number }> {
+    return { ...this.reads }
   }
 
   /** Live (in-memory) actors, for tests and metrics. */
@@ -234,19 +310,74 @@ export class ActorHost implements ActorClient {
     const key = `${kindName}\u0000${id}`
     let entry = this.registry.get(key)
     if (!entry) {
-      entry = { kind, id, tail: Promise.resolve(), pending: 0, done: false, collected: [] }
+      entry = { kind, id, mailbox: [], done: false, collected: [] }
       this.registry.set(key, entry)
     }
     const e = entry
-    e.pending++
-    const run = e.tail
-      .then(() => this.supervise(e, msg))
-      .finally(() => {
-        // dispose: an entry without a live actor and without mail leaves the registry
-        if (--e.pending === 0 && !e.actor && this.registry.get(key) === e) this.registry.delete(key)
-      })
-    e.tail = run.catch(() => {})
-    return run
+    return new Promise((resolve, reject) => {
+      e.mailbox.push({ msg, resolve, reject })
+      e.draining ??= this.drain(e, key)
+    })
+  }
+
+  /** Runs the actor's mail, one step at a time, until the mailbox is empty. */
+  private async drain(e: Entry, key: string): Promise<void> {
+    // Messages arriving in the same turn (a poll's due fires, the tells one commit wrote) wait for each other and share a step.
+    await null
+    try {
+      while (e.mailbox.length > 0) {
+        const letters = this.takeLetters(e)
+        if (letters.length === 1) await this.runAlone(e, letters[0]!)
+        else await this.runTogether(e, letters)
+      }
+    } finally {
+      e.draining = undefined
+      // dispose: an entry without a live actor and without mail leaves the registry
+      if (e.mailbox.length === 0 && !e.actor && this.registry.get(key) === e) this.registry.delete(key)
+    }
+  }
+
+  /**
+   * The messages of the next step: the first waiting and, when it is a durable
+   * message (a fire), the fires right behind it, up to the bound, in due order.
+   * Requests (spawn, send, stop) go one per step: their senders are answered with
+   * the state right after their own message.
+   */
+  private takeLetters(e: Entry): Letter[] {
+    if (e.mailbox[0]!.msg.type !== 'fire') return e.mailbox.splice(0, 1)
+    let n = 1
+    while (n < e.mailbox.length && n < this.maxMessagesPerStep && e.mailbox[n]!.msg.type === 'fire') n++
+    return e.mailbox.splice(0, n).sort(byDue)
+  }
+
+  private async runAlone(e: Entry, l: Letter): Promise<void> {
+    await this.supervise(e, l.msg).then(l.resolve, l.reject)
+  }
+
+  /**
+   * Several messages in one step. When that step cannot be taken as a whole (a
+   * message or a write throws, a fire turned out stale, the actor is missing or
+   * finished), its messages run one per step instead, each with the supervision of
+   * a single message: a poison message fails alone, the others go through.
+   */
+  private async runTogether(e: Entry, letters: Letter[]): Promise<void> {
+    let notTaken: Letter[] | undefined
+    try {
+      notTaken = await this.stepTogether(e, letters)
+    } catch (err) {
+      this.discard(e)
+      if (err instanceof ActorFenced) {
+        // The shard has another owner: none of them may run here (each alone would be fenced too).
+        for (const l of letters) l.reject(err)
+        return
+      }
+      this.opts.onEvent?.({ type: 'batch_split', kind: e.kind.kind, id: e.id, messages: letters.length, error: err })
+    }
+    if (notTaken) {
+      e.mailbox.unshift(...notTaken)
+      return
+    }
+    for (const l of letters) await this.runAlone(e, l)
   }
 
   /** Runs one message with restarts: a failed attempt discards the live actor and retries from the persisted snapshot. */
@@ -393,18 +524,53 @@ export class ActorHost implements ActorClient {
     e.collected = []
   }
 
-  private async loadRow(e: Entry) {
-    const [row] = await this.opts.db
-      .select()
-      .from(actorSnapshots)
-      .where(and(eq(actorSnapshots.kind, e.kind.kind), eq(actorSnapshots.id, e.id)))
-    return row
+  /**
+   * The actor's persisted snapshot row. Reads asked for in the same turn are one
+   * statement: a poll hands its due fires over at once, and each actor not live
+   * asks for its snapshot on the way into its step, before any of them awaits.
+   */
+  private loadRow(e: Entry): Promise<SnapshotRow | undefined> {
+    if (!this.loads) {
+      this.loads = new Map()
+      queueMicrotask(() => void this.readLoads())
+    }
+    const key = `${e.kind.kind}\u0000${e.id}`
+    let load = this.loads.get(key)
+    if (!load) {
+      load = { kind: e.kind.kind, id: e.id, waiters: [] }
+      this.loads.set(key, load)
+    }
+    const waiters = load.waiters
+    return new Promise((resolve, reject) => waiters.push({ resolve, reject }))
   }
 
-  /** A message to the live actor, collecting what it causes: a command goes through its kind's rules, anything else to the machine. */
+  private async readLoads(): Promise<void> {
+    const loads = this.loads!
+    this.loads = undefined
+    try {
+      const rows = await READ_SNAPSHOTS.rows(this.opts.db, [JSON.stringify([...loads.values()].map(({ kind, id }) => ({ kind, id })))])
+      this.reads.statements++
+      this.reads.rows += loads.size
+      for (const r of rows) {
+        const load = loads.get(`${r.kind}\u0000${r.id}`)
+        if (!load) continue
+        loads.delete(`${r.kind}\u0000${r.id}`)
+        const row: SnapshotRow = {
+          machineVersion: r.machine_version,
+          snapshot: typeof r.snapshot === 'string' ? JSON.parse(r.snapshot) : r.snapshot,
+          status: r.status,
+        }
+        for (const w of load.waiters) w.resolve(row)
+      }
+      for (const load of loads.values()) for (const w of load.waiters) w.resolve(undefined)
+    } catch (err) {
+      for (const load of loads.values()) for (const w of load.waiters) w.reject(err)
+    }
+  }
+
+  /** A message to the live actor, adding what it causes to the step's collection: a command goes through its kind's rules, anything else to the machine. */
   private deliver(e: Entry, message: EventObject) {
     const actor = e.actor!
-    e.collected = []
     this.within(e, () => {
       if (!isCommand(message)) return actor.send(message)
       const rules = this.commandRules(e.kind)
@@ -447,6 +613,7 @@ export class ActorHost implements ActorClient {
 
   private async sendStep(e: Entry, event: EventObject): Promise<StepResult | undefined> {
     await this.hydrate(e)
+    e.collected = []
     this.deliver(e, event)
     return this.commit(e, {})
   }
@@ -457,13 +624,12 @@ export class ActorHost implements ActorClient {
    * replaced or taken meanwhile).
    */
   private async fireStep(e: Entry, timer: TimerRow): Promise<StepResult | undefined> {
-    const claim = { timerId: timer.id, token: timer.token }
+    const claim: Claim = { timerId: timer.id, token: timer.token }
     const event = timer.event as EventObject
     if (isSpawn(event)) {
       // A durable spawn (another actor's step, or a request): applied once; an existing actor keeps its state (the fire is only taken).
       if (e.actor) return this.drop(e, claim)
-      this.startActor(e, e.kind.machines[0], { input: event.input })
-      return this.commit(e, { fresh: { timers: event.timers }, claim })
+      return this.spawnFromFire(e, timer)
     }
     try {
       await this.hydrate(e)
@@ -473,8 +639,143 @@ export class ActorHost implements ActorClient {
       if (err instanceof ActorDone) this.dispose(e)
       return this.drop(e, claim, isCommand(event) ? this.orphanOutcome(e.kind, event) : [])
     }
+    e.collected = []
     this.deliver(e, event)
-    return this.commit(e, { claim })
+    return this.commit(e, { claims: [claim] })
+  }
+
+  /**
+   * Many durable messages, one step: each applied to the machine in turn, their
+   * effects collected in order, the snapshot written once, every message claimed in
+   * the same transaction. Answers the letters it did not take (behind a final state,
+   * or behind a spawn run alone), which go back to the head of the mailbox; undefined
+   * when the messages are better taken one per step (nothing was written).
+   */
+  private async stepTogether(e: Entry, letters: Letter[]): Promise<Letter[] | undefined> {
+    const fires = letters.map(timerOf)
+    if (e.done) return (await this.dropTogether(e, letters)) ? [] : undefined
+    if (!e.actor) {
+      try {
+        await this.hydrate(e)
+      } catch (err) {
+        if (err instanceof ActorDone) {
+          this.dispose(e)
+          return (await this.dropTogether(e, letters)) ? [] : undefined
+        }
+        if (!(err instanceof ActorNotFound)) {
+          // Not readable now: the one-message path retries each message with its supervision.
+          if (err instanceof ActorError) return undefined
+          throw err
+        }
+        const spawn = fires.findIndex((t) => isSpawn(t.event as EventObject))
+        // A durable spawn ahead of messages to the actor it creates: the spawn alone (its step inserts the actor), then the others together.
+        if (spawn === 0) {
+          await this.runAlone(e, letters[0]!)
+          return letters.slice(1)
+        }
+        // The messages ahead of any spawn reach an actor that does not exist: taken and dropped, as one alone would be.
+        const orphans = spawn === -1 ? letters : letters.slice(0, spawn)
+        return (await this.dropTogether(e, orphans)) ? letters.slice(orphans.length) : undefined
+      }
+    }
+    const actor = e.actor!
+    e.collected = []
+    const claims: Claim[] = []
+    const dropped: string[] = []
+    let applied = 0
+    // The actor's own timers an earlier message of this step scheduled again or cancelled: a fire of theirs read before is stale.
+    const rewritten = new Set<string>()
+    let scanned = 0
+    let next = 0
+    for (; next < fires.length; next++) {
+      // A final state takes no more: the rest go through the mailbox again (and are dropped there, as after any final step).
+      if ((actor.getSnapshot() as AnyMachineSnapshot).status === 'done') break
+      const t = fires[next]!
+      const event = t.event as EventObject
+      if (rewritten.has(t.name) || claims.some((c) => c.timerId === t.id)) dropped.push(t.id)
+      else if (isSpawn(event)) {
+        // The actor exists: a durable spawn of it is only taken.
+        claims.push({ timerId: t.id, token: t.token, optional: true })
+        dropped.push(t.id)
+      } else {
+        claims.push({ timerId: t.id, token: t.token })
+        this.deliver(e, event)
+        applied++
+        for (; scanned < e.collected.length; scanned++) {
+          const c = e.collected[scanned]!
+          if (c.type === 'schedule') rewritten.add(c.req.name)
+          else if (c.type === 'cancel') rewritten.add(c.name)
+        }
+      }
+    }
+    if (claims.length > 0) {
+      const write = this.stepWrite(e, { claims })
+      // Only spawns of this actor were taken: nothing of it changed.
+      if (applied === 0) write.snapshot = undefined
+      e.collected = []
+      const outcome = await this.committer.submit(write)
+      if (!outcome.committed) {
+        // A fire it applied was stale: nothing was written; one per step, that one is dropped and the others applied.
+        this.discard(e)
+        return undefined
+      }
+      if (applied > 1) {
+        this.together.manyMessageSteps++
+        this.together.messagesInThem += applied
+      }
+      if (write.snapshot?.status === 'done') this.dispose(e)
+      if (outcome.events.length > 0) this.opts.outboxCommitted?.()
+      this.timersWritten(outcome.timers)
+    }
+    for (const timerId of dropped) this.opts.onEvent?.({ type: 'timer_dropped', kind: e.kind.kind, id: e.id, timerId })
+    for (const l of letters.slice(0, next)) l.resolve(undefined)
+    return letters.slice(next)
+  }
+
+  /**
+   * A durable spawn of an actor that does not exist yet. Its writers replace one row
+   * per actor (each with a new token): when many write it in a burst (every call of
+   * a user spawns the user's presence), the fire read before is stale by the time
+   * its step commits, while the actor is still to be created. So a stale spawn
+   * tries the row as it is now, a few times, instead of leaving the actor uncreated
+   * (and every message to it dropped) until the burst ends.
+   */
+  private async spawnFromFire(e: Entry, fired: TimerRow): Promise<undefined> {
+    let timer: TimerRow | undefined = fired
+    for (let attempt = 0; timer && attempt < SPAWN_ATTEMPTS; attempt++) {
+      const event = timer.event as unknown as SpawnMessage
+      this.startActor(e, e.kind.machines[0], { input: event.input })
+      const result = await this.commitOrWhyNot(e, { fresh: { timers: event.timers }, claims: [{ timerId: timer.id, token: timer.token }] })
+      if (!('notCommitted' in result) || result.notCommitted === 'exists') return undefined
+      timer = await this.currentSpawn(e)
+    }
+    return undefined
+  }
+
+  private async currentSpawn(e: Entry): Promise<TimerRow | undefined> {
+    const [row] = await CURRENT_MESSAGE.rows(this.opts.db, [e.kind.kind, e.id, SPAWN_MESSAGE])
+    if (!row) return undefined
+    const event = (typeof row.event === 'string' ? JSON.parse(row.event) : row.event) as Record<string, unknown>
+    return { id: row.id, actorKind: e.kind.kind, actorId: e.id, name: SPAWN_MESSAGE, token: row.token, dueAt: new Date(row.due_at), event }
+  }
+
+  /**
+   * Messages for an actor that does not exist or has finished: all taken in one
+   * step, a command still answered by its kind's orphan outcome (as fireStep does
+   * for one). false: one of them was stale, nothing was written.
+   */
+  private async dropTogether(e: Entry, letters: Letter[]): Promise<boolean> {
+    // A fire delivered twice is taken (and answered) once.
+    const fires = [...new Map(letters.map((l) => [timerOf(l).id, timerOf(l)])).values()]
+    const events = fires.flatMap((t) => {
+      const event = t.event as EventObject
+      return isCommand(event) ? this.orphanOutcome(e.kind, event) : []
+    })
+    const claims = fires.map((t) => ({ timerId: t.id, token: t.token }))
+    if (!(await this.takeOnly(e, claims, events))) return false
+    for (const t of fires) this.opts.onEvent?.({ type: 'timer_dropped', kind: e.kind.kind, id: e.id, timerId: t.id })
+    for (const l of letters) l.resolve(undefined)
+    return true
   }
 
   private orphanOutcome(kind: ActorKind, command: CommandMessage): NewEvent[] {
@@ -500,11 +801,18 @@ export class ActorHost implements ActorClient {
   }
 
   /** Takes a fire that has nothing to act on (fenced too: a host that lost the shard must not take a fire the new owner would apply). */
-  private async drop(e: Entry, claim: NonNullable<Commit['claim']>, events: NewEvent[] = []): Promise<undefined> {
+  private async drop(e: Entry, claim: Claim, events: NewEvent[] = []): Promise<undefined> {
+    await this.takeOnly(e, [claim], events)
+    this.opts.onEvent?.({ type: 'timer_dropped', kind: e.kind.kind, id: e.id, timerId: claim.timerId })
+    return undefined
+  }
+
+  /** Takes fires without a step of the actor (with their answers, if any); false when one was no longer current and nothing was written. */
+  private async takeOnly(e: Entry, claims: Claim[], events: NewEvent[]): Promise<boolean> {
     const outcome = await this.committer.submit({
       kind: e.kind.kind,
       id: e.id,
-      claim,
+      claims,
       events,
       cancels: [],
       cancelOwnTimers: false,
@@ -514,8 +822,7 @@ export class ActorHost implements ActorClient {
     })
     // A fire already taken commits nothing (its events were committed by whoever took it).
     if (outcome.committed && outcome.events.length > 0) this.opts.outboxCommitted?.()
-    this.opts.onEvent?.({ type: 'timer_dropped', kind: e.kind.kind, id: e.id, timerId: claim.timerId })
-    return undefined
+    return outcome.committed
   }
 
   private shardOf(id: string): number {
@@ -545,7 +852,7 @@ export class ActorHost implements ActorClient {
       kind: kindName,
       id: e.id,
       snapshot: { machineVersion: e.machineVersion!, persisted: actor.getPersistedSnapshot(), status, shard, fresh: !!c.fresh, updatedAt: now },
-      claim: c.claim,
+      claims: c.claims ?? [],
       events: e.collected.flatMap((x) => (x.type === 'event' ? [x.event] : [])),
       // A fresh actor has no timers to cancel; a finished one loses them all.
       cancels: c.fresh || status === 'done' ? [] : [...intents].filter(([, r]) => r === null).map(([name]) => name),
@@ -558,6 +865,11 @@ export class ActorHost implements ActorClient {
 
   /** The step's write, committed with whatever other steps are ready (actors/runtime/committer). */
   private async commit(e: Entry, c: Commit): Promise<StepResult | undefined> {
+    const result = await this.commitOrWhyNot(e, c)
+    return 'notCommitted' in result ? undefined : result
+  }
+
+  private async commitOrWhyNot(e: Entry, c: Commit): Promise<StepResult | { notCommitted: 'stale' | 'exists' }> {
     const write = this.stepWrite(e, c)
     e.collected = []
     const snap = e.actor!.getSnapshot() as AnyMachineSnapshot
@@ -565,8 +877,8 @@ export class ActorHost implements ActorClient {
     if (!outcome.committed) {
       // The live actor took an event that did not commit (a stale fire, or an id taken): it is rebuilt from its snapshot on the next message.
       this.discard(e)
-      if (c.claim) this.opts.onEvent?.({ type: 'timer_dropped', kind: write.kind, id: e.id, timerId: c.claim.timerId })
-      return undefined
+      for (const claim of c.claims ?? []) this.opts.onEvent?.({ type: 'timer_dropped', kind: write.kind, id: e.id, timerId: claim.timerId })
+      return { notCommitted: outcome.reason }
     }
     const status = write.snapshot!.status
     const result: StepResult = { kind: write.kind, id: e.id, value: snap.value as StateValue, context: snap.context, status, events: outcome.events }

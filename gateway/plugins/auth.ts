@@ -35,8 +35,8 @@ const KEY_CACHE_MS = 5_000
 const KEY_CACHE_MAX = 10_000
 
 export function createAuthenticator(deps: GatewayDeps) {
-  // Hashing a key and reading it is cheap, but every request needs it; revocation
-  // happens only at bootstrap, so a few seconds of caching is safe.
+  // Hashing a key and reading it is cheap, but every request needs it. A key revoked
+  // by the operator (/admin/platforms/{id}/keys) stops working within KEY_CACHE_MS.
   const keyCache = new Map<string, { at: number; identity: KeyIdentity | undefined }>()
   const accountById = accountLookup(deps.db)
 
@@ -92,7 +92,7 @@ export function createAuthenticator(deps: GatewayDeps) {
   ): Promise<AuthContext> {
     const header = headers.get('authorization')
     const match = header?.match(/^Bearer\s+(\S+)\s*$/i)
-    if (!match) throw unauthorized('Missing credentials: send Authorization: Bearer <key or token>.')
+    if (!match) throw unauthorized(missingBearer(header))
     const principal = await principalFor(match[1]!)
     onPrincipal(principal)
 
@@ -135,4 +135,13 @@ export function createAuthenticator(deps: GatewayDeps) {
     }
     return { principal, account: await loadAccount(principal, principal.accountId) }
   }
+}
+
+/** Says what was wrong with the Authorization header, without echoing the credential it may hold. */
+function missingBearer(header: string | null): string {
+  if (header === null || header.trim() === '') return 'Missing credentials: send Authorization: Bearer <key or token>.'
+  const scheme = header.trim().split(/\s+/)[0]!
+  if (/^bearer$/i.test(scheme)) return 'Authorization: Bearer needs exactly one key or token after it: send Authorization: Bearer <key or token>.'
+  if (/^(basic|digest|token|apikey)$/i.test(scheme)) return `Authorization uses the ${scheme} scheme; this API takes Authorization: Bearer <key or token>.`
+  return 'Authorization must be Bearer <key or token> (the word Bearer, a space, then the secret key or session token).'
 }

@@ -9,6 +9,7 @@ import { newId } from '../../src/ids'
 import type { GatewayDeps } from '../context'
 import type { RouteTable } from '../route-table'
 import { explain } from '../validation'
+import { createCors } from './cors'
 import { auditedErrors, createMutator, jsonResponse } from './mutation'
 import { traces } from './request-context'
 
@@ -25,6 +26,7 @@ function rawQuery(request: Request): Record<string, string | string[]> {
 
 export function errorHandler(deps: GatewayDeps, table: RouteTable) {
   const { refused } = createMutator(deps)
+  const cors = createCors(deps)
 
   function toApiError(
     code: string | number,
@@ -56,7 +58,21 @@ export function errorHandler(deps: GatewayDeps, table: RouteTable) {
       const cause = (error as { cause?: unknown }).cause
       return cause instanceof ApiError ? cause : new ApiError(400, 'The request body is not valid JSON.', 'invalid_json')
     }
-    if (code === 'NOT_FOUND') return new ApiError(404, 'No such route.', 'not_found')
+    if (code === 'NOT_FOUND') {
+      // A known path asked with the wrong method (PATCH where the API updates with POST) deserves to be told so.
+      const allowed = table.methodsFor(new URL(request.url).pathname).filter((m) => m !== 'HEAD' && m !== 'OPTIONS')
+      if (allowed.length > 0 && !allowed.includes(method))
+        return new ApiError(
+          405,
+          `${method} is not supported on this path; it answers ${allowed.join(', ')}${method === 'PATCH' || method === 'PUT' ? ' (updates are POST)' : ''}.`,
+          'method_not_allowed',
+          undefined,
+          {
+            allow: allowed.join(', '),
+          },
+        )
+      return new ApiError(404, 'No such route.', 'not_found')
+    }
     if (code === 'INVALID_COOKIE_SIGNATURE') return new ApiError(400, 'Invalid cookie.')
     return new ApiError(500, 'Internal server error.', 'internal_error')
   }
@@ -79,6 +95,9 @@ export function errorHandler(deps: GatewayDeps, table: RouteTable) {
         err.status,
       ).catch((e) => log.error({ err: e }, 'audit write failed'))
     }
-    return jsonResponse(err.status, JSON.stringify(err.toBody()), requestId, err.headers ?? {})
+    // A page must read its own refusals (a 401 session_expired tells it to renew its token).
+    const origin = cors.crossOrigin(c.request)
+    const corsHeaders = trace?.cors ?? (origin !== undefined && !trace?.principal ? await cors.anonymousHeaders(origin) : {})
+    return jsonResponse(err.status, JSON.stringify(err.toBody()), requestId, { ...corsHeaders, ...(err.headers ?? {}) })
   })
 }

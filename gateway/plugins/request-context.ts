@@ -12,9 +12,10 @@ import type { Principal } from '../../src/services/platform/principal'
 import type { GatewayDeps } from '../context'
 import type { RouteTable } from '../route-table'
 import { createAuthenticator, type AuthContext } from './auth'
+import { createCors } from './cors'
 import type { ListContext } from './lists'
 import { createMutator, IDEMPOTENCY_KEY_MAX, type MutationContext, type MutationResult } from './mutation'
-import { createRateLimiter } from './rate-limit'
+import { createRateLimiter, type FailureLimiter } from './rate-limit'
 import { strictQueryProblems } from '../strict-query'
 import { checkUploadLength, isUploadRoute, parseUpload, uploadKind } from '../uploads'
 import { jsonNestsDeeperThan, nulFields } from '../validation'
@@ -32,18 +33,24 @@ export interface RequestTrace {
   ip: string | null
   principal?: Principal
   accountId?: string | null
+  /** CORS headers of an admitted cross-origin caller, for the answer whatever it is. */
+  cors?: Record<string, string>
 }
 
 export const traces = new WeakMap<Request, RequestTrace>()
 
-export function requestContext(deps: GatewayDeps, table: RouteTable) {
+export function requestContext(deps: GatewayDeps, table: RouteTable, authFailures: FailureLimiter) {
   const authenticate = createAuthenticator(deps)
-  const rateLimit = createRateLimiter({ perSecond: deps.config.rateLimitPerSecond, burst: deps.config.rateLimitBurst })
+  const rateLimit = createRateLimiter({ perSecond: deps.config.rateLimitPerSecond, burst: deps.config.rateLimitBurst, share: deps.rateLimitShare })
   const mutator = createMutator(deps)
+  const cors = createCors(deps)
 
   const started = new WeakMap<Request, number>()
   return new Elysia({ name: 'request-context' })
+    .onStop(() => rateLimit.close())
     .onRequest(({ request }) => {
+      // Only a preflight waits on the database here: every other request stays synchronous.
+      if (request.method === 'OPTIONS') return cors.preflight(request)
       const declared = Number(request.headers.get('content-length') ?? 0)
       if (isUploadRoute(request.method, new URL(request.url).pathname)) checkUploadLength(declared)
       else if (declared > MAX_BODY_BYTES) throw tooLarge()
@@ -95,11 +102,19 @@ export function requestContext(deps: GatewayDeps, table: RouteTable) {
 
       let auth: AuthContext | undefined
       if (route?.auth) {
-        auth = await authenticate(c.request.headers, route.auth, c.params as Record<string, string>, (p) => {
-          trace.principal = p
-        })
+        const rule = route.auth
+        auth = await authFailures.guard(ip, () =>
+          authenticate(c.request.headers, rule, c.params as Record<string, string>, (p) => {
+            trace.principal = p
+          }),
+        )
         trace.accountId = auth.account?.id ?? null
-        rateLimit(auth.principal.actor)
+        const origin = cors.crossOrigin(c.request)
+        if (origin !== undefined) {
+          trace.cors = await cors.admit(origin, auth.principal)
+          Object.assign(c.set.headers, trace.cors)
+        }
+        rateLimit(rateLimitBucket(auth.principal))
       }
 
       const idempotencyKey = c.request.headers.get('idempotency-key') ?? undefined
@@ -143,4 +158,13 @@ export function requestContext(deps: GatewayDeps, table: RouteTable) {
         },
       }
     })
+}
+
+/**
+ * The bucket a request is counted in: its credential's, except account sessions,
+ * which a platform mints at will: each new session would be a new bucket, so all the
+ * account sessions of one platform share one.
+ */
+function rateLimitBucket(principal: Principal): string {
+  return principal.kind === 'account_session' ? `account_sessions_of:${principal.platformId}` : principal.actor
 }

@@ -7,7 +7,6 @@ import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
 import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
 import type { requestContext } from '../plugins/request-context'
-import { routingCheck } from './routing-check'
 
 const TAG = 'AI Agents'
 const params = t.Object({ ai_agent_id: Id('AI agent ID') })
@@ -58,7 +57,7 @@ export function aiAgentRoutes(deps: GatewayDeps, base: ReturnType<typeof request
       '/v1/ai-agents/:ai_agent_id',
       ({ auth, params, mutate }) =>
         mutate(async (tx) => {
-          await deleteAiAgent(tx, routingCheck, auth.account!.id, params.ai_agent_id)
+          await deleteAiAgent(tx, deps.routingCheck, auth.account!.id, params.ai_agent_id)
           return { resource: params.ai_agent_id, body: { id: params.ai_agent_id, object: 'ai_agent' as const, deleted: true as const } }
         }),
       {

@@ -35,7 +35,7 @@ import { DateBound, Id, isE164 } from '../../src/schemas/common'
 import { assertUserOfAccount } from '../../src/services/accounts/users'
 import { createListener, endListener, getListener, listenerView, listListeners, reconcileListeners } from '../../src/services/calls/call-listeners'
 import { callLogPage, callView, getCall } from '../../src/services/calls/call-log'
-import { planClickToCallRequest } from '../../src/services/calls/click-to-call'
+import { type ClickToCallPlan, planClickToCallRequest } from '../../src/services/calls/click-to-call'
 import { callTranscriptView, recordingDownloadView, recordingOfCall, recordPauseToggle } from '../../src/services/calls/recordings'
 import { noRegisteredDevices } from '../../src/services/calls/registered-devices'
 import type { GatewayDeps } from '../context'
@@ -43,6 +43,7 @@ import { accountLevel, op } from '../docs'
 import { expandQuery, listEnvelope, listQuery, pageRequest } from '../plugins/lists'
 import type { Mutate } from '../plugins/mutation'
 import type { requestContext } from '../plugins/request-context'
+import { signing } from './media-helpers'
 
 const TAG = 'Calls'
 const rule = accountLevel()
@@ -133,15 +134,21 @@ export function callRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCon
       '/v1/calls',
       async ({ auth, body, mutate, log }) => {
         const account = auth.account!
+        let placed: ClickToCallPlan | undefined
         const response = await mutate(async (tx) => {
-          const plan = await planClickToCallRequest(tx, account, body, registrar)
-          if (plan.kind !== 'nothing') {
-            // Unreachable until devices register (the registrar answers none): the media plane
-            // places these calls, through the call actor, with a durable spawn in this transaction.
-            log.warn({ plan: plan.kind, user: plan.from_user_id }, 'click-to-call planned a call, but no call actor places click-to-call calls yet')
-          }
+          placed = await planClickToCallRequest(tx, account, body, registrar)
           return { resource: body.user, status: 202, body: null }
         })
+        // After the commit: the media role rings the user's phones, then the destination (a replayed request places nothing again).
+        if (placed && placed.kind !== 'nothing') {
+          if (deps.placeClickToCall)
+            deps.placeClickToCall({
+              owner: { platformId: account.platformId, accountId: account.id, mode: account.mode },
+              plan: placed,
+              at: deps.clock.now().toISOString(),
+            })
+          else log.warn({ plan: placed.kind, user: placed.from_user_id }, 'click-to-call planned a call, but no media role is reachable to place it')
+        }
         return withoutBody(response)
       },
       {
@@ -252,11 +259,7 @@ export function callRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCon
       async ({ auth, params }) => {
         const accountId = auth.account!.id
         const row = await getCall(deps.db, accountId, params.call_id)
-        return recordingDownloadView(row.id, await recordingOfCall(deps.db, accountId, row.id), {
-          key: deps.downloadKey,
-          baseUrl: deps.config.baseUrl,
-          now: deps.clock.now(),
-        })
+        return recordingDownloadView(row.id, await recordingOfCall(deps.db, accountId, row.id), signing(deps))
       },
       {
         params: callParams,

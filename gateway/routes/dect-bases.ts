@@ -2,11 +2,12 @@
 import { Elysia, t } from 'elysia'
 import { Deleted, Id } from '../../src/schemas/common'
 import * as S from '../../src/schemas/devices'
-import { createDevice, createHandset, deleteDevice, listDevices, updateDevice } from '../../src/services/devices/devices'
+import { createHandset, deleteDevice, listDevices, updateDevice } from '../../src/services/devices/devices'
 import { addHandsetExtension, deleteLine, handsetExtensionView, handsetLineForExtension, listLines } from '../../src/services/devices/lines'
-import { deviceView, getDevice, getHandset } from '../../src/services/devices/records'
+import { getDevice, getHandset } from '../../src/services/devices/records'
 import { sealerFor } from '../../src/services/devices/sip-credentials'
 import type { GatewayDeps } from '../context'
+import { deviceRecordRoutes, deviceViewFor } from './device-records'
 import { accountLevel, op } from '../docs'
 import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
 import type { requestContext } from '../plugins/request-context'
@@ -22,90 +23,30 @@ const handsetNotFound = { 404: ['dect_base_not_found' as const, 'handset_not_fou
 export function dectBaseRoutes(deps: GatewayDeps, base: ReturnType<typeof requestContext>) {
   return new Elysia({ name: 'routes/dect-bases' })
     .use(base)
-    .get(
-      '/v1/dect-bases',
-      async ({ auth, query, listContext }) => {
-        const ctx = listContext(query)
-        const sealer = await sealerFor(deps.db, auth.principal)
-        return listEnvelope(ctx, await listDevices(deps.db, auth.account!.id, { type: 'dect_base' }, pageRequest(ctx)), (r) => deviceView(r, { sealer }))
-      },
-      {
-        query: t.Object(listQuery, { additionalProperties: false }),
-        detail: op('listDectBases', { summary: 'List DECT bases', tag: TAG, auth: rule, list: S.Device }),
-      },
-    )
-    .post(
-      '/v1/dect-bases',
-      ({ auth, body, mutate }) =>
-        mutate(async (tx) => {
-          const row = await createDevice(tx, deps, auth.account!.id, 'dect_base', body)
-          return { resource: row.id, body: deviceView(row, { sealer: await sealerFor(tx, auth.principal) }) }
-        }),
-      {
-        body: S.CreateDectBaseRequest,
-        detail: op('createDectBase', {
-          summary: 'Create a DECT base',
+    .use(
+      deviceRecordRoutes(deps, base, {
+        type: 'dect_base',
+        path: '/v1/dect-bases',
+        one: 'DectBase',
+        many: 'DectBases',
+        label: 'DECT base',
+        tag: TAG,
+        notFound: 'dect_base_not_found',
+        create: {
+          body: S.CreateDectBaseRequest,
           description: 'vendor and model from the supported catalogue (400 unsupported_vendor otherwise); mac_address unique (409 mac_address_taken).',
-          tag: TAG,
-          auth: rule,
-          response: S.Device,
           errors: { 400: ['unsupported_vendor'], 409: ['mac_address_taken'] },
-        }),
-      },
-    )
-    .get(
-      '/v1/dect-bases/:id',
-      async ({ auth, params }) =>
-        deviceView(await getDevice(deps.db, auth.account!.id, params.id, 'dect_base'), { sealer: await sealerFor(deps.db, auth.principal) }),
-      {
-        params,
-        detail: op('getDectBase', { summary: 'Get a DECT base', tag: TAG, auth: rule, response: S.Device, errors: baseNotFound }),
-      },
-    )
-    .post(
-      '/v1/dect-bases/:id',
-      ({ auth, params, body, mutate }) =>
-        mutate(async (tx) => {
-          const row = await updateDevice(tx, deps, auth.account!.id, params.id, body, 'dect_base')
-          return { resource: row.id, body: deviceView(row, { sealer: await sealerFor(tx, auth.principal) }) }
-        }),
-      {
-        params,
-        body: S.UpdateDeviceRequest,
-        detail: op('updateDectBase', {
-          summary: 'Update a DECT base (and set it back to pending_sync)',
-          tag: TAG,
-          auth: rule,
-          response: S.Device,
-          errors: baseNotFound,
-        }),
-      },
-    )
-    .delete(
-      '/v1/dect-bases/:id',
-      ({ auth, params, mutate }) =>
-        mutate(async (tx) => {
-          const row = await deleteDevice(tx, deps, auth.account!.id, params.id, 'dect_base')
-          return { resource: row.id, body: { id: row.id, object: 'device', deleted: true } }
-        }),
-      {
-        params,
-        detail: op('deleteDectBase', {
-          summary: 'Delete a DECT base and its handsets',
-          tag: TAG,
-          auth: rule,
-          response: Deleted('device'),
-          errors: baseNotFound,
-        }),
-      },
+        },
+        deleteSummary: 'Delete a DECT base and its handsets',
+      }),
     )
     .get(
       '/v1/dect-bases/:id/handsets',
       async ({ auth, params, query, listContext }) => {
         await getDevice(deps.db, auth.account!.id, params.id, 'dect_base')
         const ctx = listContext(query)
-        const sealer = await sealerFor(deps.db, auth.principal)
-        return listEnvelope(ctx, await listDevices(deps.db, auth.account!.id, { base: params.id }, pageRequest(ctx)), (r) => deviceView(r, { sealer }))
+        const view = await deviceViewFor(deps.db, auth.principal)
+        return listEnvelope(ctx, await listDevices(deps.db, auth.account!.id, { base: params.id }, pageRequest(ctx)), (r) => view(r))
       },
       {
         params,
@@ -118,7 +59,7 @@ export function dectBaseRoutes(deps: GatewayDeps, base: ReturnType<typeof reques
       ({ auth, params, body, mutate }) =>
         mutate(async (tx) => {
           const row = await createHandset(tx, deps, auth.account!.id, params.id, body)
-          return { resource: row.id, body: deviceView(row, { sealer: await sealerFor(tx, auth.principal) }) }
+          return { resource: row.id, body: (await deviceViewFor(tx, auth.principal))(row) }
         }),
       {
         params,
@@ -136,8 +77,7 @@ export function dectBaseRoutes(deps: GatewayDeps, base: ReturnType<typeof reques
     )
     .get(
       '/v1/dect-bases/:id/handsets/:handset_id',
-      async ({ auth, params }) =>
-        deviceView(await getHandsetOf(deps, auth.account!.id, params.id, params.handset_id), { sealer: await sealerFor(deps.db, auth.principal) }),
+      async ({ auth, params }) => (await deviceViewFor(deps.db, auth.principal))(await getHandsetOf(deps, auth.account!.id, params.id, params.handset_id)),
       { params: handsetParams, detail: op('getDectHandset', { summary: 'Get a handset', tag: TAG, auth: rule, response: S.Device, errors: handsetNotFound }) },
     )
     .post(
@@ -146,7 +86,7 @@ export function dectBaseRoutes(deps: GatewayDeps, base: ReturnType<typeof reques
         mutate(async (tx) => {
           await getHandsetOf({ db: tx }, auth.account!.id, params.id, params.handset_id)
           const row = await updateDevice(tx, deps, auth.account!.id, params.handset_id, body, 'dect_handset')
-          return { resource: row.id, body: deviceView(row, { sealer: await sealerFor(tx, auth.principal) }) }
+          return { resource: row.id, body: (await deviceViewFor(tx, auth.principal))(row) }
         }),
       {
         params: handsetParams,

@@ -2,11 +2,12 @@
 import { Elysia, t } from 'elysia'
 import { Deleted, Id } from '../../src/schemas/common'
 import * as S from '../../src/schemas/devices'
-import { createDevice, deleteDevice, listDevices, listProvisioningEvents, provisioningEventView, updateDevice } from '../../src/services/devices/devices'
+import { listProvisioningEvents, provisioningEventView } from '../../src/services/devices/devices'
 import { addDeskphoneLine, deleteLine, listLines, updateLine } from '../../src/services/devices/lines'
-import { deviceView, getDevice, lineView } from '../../src/services/devices/records'
+import { getDevice, lineView } from '../../src/services/devices/records'
 import { sealerFor } from '../../src/services/devices/sip-credentials'
 import type { GatewayDeps } from '../context'
+import { deviceRecordRoutes } from './device-records'
 import { accountLevel, op } from '../docs'
 import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
 import type { requestContext } from '../plugins/request-context'
@@ -21,74 +22,23 @@ const CREDENTIALS = 'SIP credentials (sip_credentials) appear for platform secre
 export function deskphoneRoutes(deps: GatewayDeps, base: ReturnType<typeof requestContext>) {
   return new Elysia({ name: 'routes/deskphones' })
     .use(base)
-    .get(
-      '/v1/deskphones',
-      async ({ auth, query, listContext }) => {
-        const ctx = listContext(query)
-        const sealer = await sealerFor(deps.db, auth.principal)
-        return listEnvelope(ctx, await listDevices(deps.db, auth.account!.id, { type: 'deskphone' }, pageRequest(ctx)), (r) => deviceView(r, { sealer }))
-      },
-      {
-        query: t.Object(listQuery, { additionalProperties: false }),
-        detail: op('listDeskphones', { summary: 'List deskphones', tag: TAG, auth: rule, list: S.Device }),
-      },
-    )
-    .post(
-      '/v1/deskphones',
-      ({ auth, body, mutate }) =>
-        mutate(async (tx) => {
-          const row = await createDevice(tx, deps, auth.account!.id, 'deskphone', body)
-          return { resource: row.id, body: deviceView(row, { sealer: await sealerFor(tx, auth.principal) }) }
-        }),
-      {
-        body: S.CreateDeskphoneRequest,
-        detail: op('createDeskphone', {
-          summary: 'Create a deskphone',
+    .use(
+      deviceRecordRoutes(deps, base, {
+        type: 'deskphone',
+        path: '/v1/deskphones',
+        one: 'Deskphone',
+        many: 'Deskphones',
+        label: 'deskphone',
+        tag: TAG,
+        notFound: 'deskphone_not_found',
+        create: {
+          body: S.CreateDeskphoneRequest,
           description:
             'vendor and model from the supported catalogue (400 unsupported_vendor otherwise); mac_address unique (409 mac_address_taken); lines at most the model’s line count, each with a user and an extension of the account. Starts pending_sync.',
-          tag: TAG,
-          auth: rule,
-          response: S.Device,
           errors: { 400: ['unsupported_vendor'], 409: ['mac_address_taken', 'device_line_exists'] },
-        }),
-      },
-    )
-    .get(
-      '/v1/deskphones/:id',
-      async ({ auth, params }) =>
-        deviceView(await getDevice(deps.db, auth.account!.id, params.id, 'deskphone'), { sealer: await sealerFor(deps.db, auth.principal) }),
-      {
-        params,
-        detail: op('getDeskphone', { summary: 'Get a deskphone', tag: TAG, auth: rule, response: S.Device, errors: notFound404 }),
-      },
-    )
-    .post(
-      '/v1/deskphones/:id',
-      ({ auth, params, body, mutate }) =>
-        mutate(async (tx) => {
-          const row = await updateDevice(tx, deps, auth.account!.id, params.id, body, 'deskphone')
-          return { resource: row.id, body: deviceView(row, { sealer: await sealerFor(tx, auth.principal) }) }
-        }),
-      {
-        params,
-        body: S.UpdateDeviceRequest,
-        detail: op('updateDeskphone', {
-          summary: 'Update a deskphone (and set it back to pending_sync)',
-          tag: TAG,
-          auth: rule,
-          response: S.Device,
-          errors: notFound404,
-        }),
-      },
-    )
-    .delete(
-      '/v1/deskphones/:id',
-      ({ auth, params, mutate }) =>
-        mutate(async (tx) => {
-          const row = await deleteDevice(tx, deps, auth.account!.id, params.id, 'deskphone')
-          return { resource: row.id, body: { id: row.id, object: 'device', deleted: true } }
-        }),
-      { params, detail: op('deleteDeskphone', { summary: 'Delete a deskphone', tag: TAG, auth: rule, response: Deleted('device'), errors: notFound404 }) },
+        },
+        deleteSummary: 'Delete a deskphone',
+      }),
     )
     .get(
       '/v1/deskphones/:id/lines',

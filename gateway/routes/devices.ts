@@ -23,9 +23,9 @@ import {
   usersOfDevices,
 } from '../../src/services/devices/devices'
 import { linesOf } from '../../src/services/devices/lines'
-import { deviceUserView, deviceView, getDevice } from '../../src/services/devices/records'
-import { sealerFor } from '../../src/services/devices/sip-credentials'
+import { deviceUserView, getDevice } from '../../src/services/devices/records'
 import type { GatewayDeps } from '../context'
+import { deviceViewFor } from './device-records'
 import { accountLevel, op } from '../docs'
 import { expandQuery, listEnvelope, listQuery, pageRequest } from '../plugins/lists'
 import type { requestContext } from '../plugins/request-context'
@@ -47,8 +47,8 @@ export function deviceRoutes(deps: GatewayDeps, base: ReturnType<typeof requestC
         const expand = query['expand[]'] ?? []
         const users = expand.includes('users') ? await usersOfDevices(deps.db, ids) : undefined
         const lines = expand.includes('lines') ? await linesOf(deps.db, ids) : undefined
-        const sealer = await sealerFor(deps.db, auth.principal)
-        return listEnvelope(ctx, page, (row) => deviceView(row, { users: users?.get(row.id), lines: lines?.get(row.id), sealer }))
+        const view = await deviceViewFor(deps.db, auth.principal)
+        return listEnvelope(ctx, page, (row) => view(row, { users: users?.get(row.id), lines: lines?.get(row.id) }))
       },
       {
         query: t.Object({ ...listQuery, type: t.Optional(S.DeviceTypeSchema), 'expand[]': expandQuery('users', 'lines') }, { additionalProperties: false }),
@@ -66,7 +66,7 @@ export function deviceRoutes(deps: GatewayDeps, base: ReturnType<typeof requestC
       ({ auth, body, mutate }) =>
         mutate(async (tx) => {
           const row = await createAnyDevice(tx, deps, auth.account!.id, body)
-          return { resource: row.id, body: deviceView(row, { sealer: await sealerFor(tx, auth.principal) }) }
+          return { resource: row.id, body: (await deviceViewFor(tx, auth.principal))(row) }
         }),
       {
         body: S.CreateDeviceRequest,
@@ -81,20 +81,16 @@ export function deviceRoutes(deps: GatewayDeps, base: ReturnType<typeof requestC
         }),
       },
     )
-    .get(
-      '/v1/devices/:id',
-      async ({ auth, params }) => deviceView(await getDevice(deps.db, auth.account!.id, params.id), { sealer: await sealerFor(deps.db, auth.principal) }),
-      {
-        params,
-        detail: op('getDevice', { summary: 'Get a device', tag: TAG, auth: rule, response: S.Device, errors: notFound404 }),
-      },
-    )
+    .get('/v1/devices/:id', async ({ auth, params }) => (await deviceViewFor(deps.db, auth.principal))(await getDevice(deps.db, auth.account!.id, params.id)), {
+      params,
+      detail: op('getDevice', { summary: 'Get a device', tag: TAG, auth: rule, response: S.Device, errors: notFound404 }),
+    })
     .post(
       '/v1/devices/:id',
       ({ auth, params, body, mutate }) =>
         mutate(async (tx) => {
           const row = await updateDevice(tx, deps, auth.account!.id, params.id, body)
-          return { resource: row.id, body: deviceView(row, { sealer: await sealerFor(tx, auth.principal) }) }
+          return { resource: row.id, body: (await deviceViewFor(tx, auth.principal))(row) }
         }),
       {
         params,
@@ -134,14 +130,14 @@ export function deviceRoutes(deps: GatewayDeps, base: ReturnType<typeof requestC
       ({ auth, params, mutate }) =>
         mutate(async (tx) => {
           const row = await requestCheckSync(tx, deps, auth.account!.id, params.id)
-          return { resource: row.id, body: deviceView(row, { sealer: await sealerFor(tx, auth.principal) }) }
+          return { resource: row.id, body: (await deviceViewFor(tx, auth.principal))(row) }
         }),
       {
         params,
         detail: op('checkSyncDevice', {
           summary: 'Ask the phone to reload its configuration',
           description:
-            'Marks the device pending_sync and records a check_sync_requested provisioning event; the phone leaves pending_sync by fetching its file.',
+            'Marks the device pending_sync and records a check_sync_requested provisioning event; a registered phone is also sent a SIP NOTIFY (Event: check-sync) at each live binding, best effort. The phone leaves pending_sync by fetching its file.',
           tag: TAG,
           auth: rule,
           response: S.Device,

@@ -7,7 +7,6 @@ import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
 import { expandQuery, listEnvelope, listQuery, pageRequest } from '../plugins/lists'
 import type { requestContext } from '../plugins/request-context'
-import { routingCheck } from './routing-check'
 import { expandExtensions } from './routing-expand'
 
 const TAG = 'Dial Plans'
@@ -38,7 +37,7 @@ export function dialPlanRoutes(deps: GatewayDeps, base: ReturnType<typeof reques
       '/v1/dialplans',
       ({ auth, body, mutate }) =>
         mutate(async (tx) => {
-          const row = await createDialPlan(tx, deps.clock, routingCheck, auth.account!.id, body)
+          const row = await createDialPlan(tx, deps.clock, deps.routingCheck, auth.account!.id, body)
           return { resource: row.id, body: dialPlanView(row) }
         }),
       {
@@ -63,7 +62,7 @@ export function dialPlanRoutes(deps: GatewayDeps, base: ReturnType<typeof reques
       '/v1/dialplans/:dial_plan_id',
       ({ auth, params, body, mutate }) =>
         mutate(async (tx) => {
-          const row = await updateDialPlan(tx, deps.clock, routingCheck, auth.account!.id, params.dial_plan_id, body)
+          const row = await updateDialPlan(tx, deps.clock, deps.routingCheck, auth.account!.id, params.dial_plan_id, body)
           return { resource: row.id, body: dialPlanView(row) }
         }),
       {
@@ -83,7 +82,7 @@ export function dialPlanRoutes(deps: GatewayDeps, base: ReturnType<typeof reques
       '/v1/dialplans/:dial_plan_id',
       ({ auth, params, mutate }) =>
         mutate(async (tx) => {
-          await deleteDialPlan(tx, routingCheck, auth.account!.id, params.dial_plan_id)
+          await deleteDialPlan(tx, deps.routingCheck, auth.account!.id, params.dial_plan_id)
           return { resource: params.dial_plan_id, body: { id: params.dial_plan_id, object: 'dial_plan' as const, deleted: true as const } }
         }),
       {

@@ -7,7 +7,6 @@ import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
 import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
 import type { requestContext } from '../plugins/request-context'
-import { routingCheck } from './routing-check'
 
 const TAG = 'Extensions'
 const params = t.Object({ number: Id('the extension number') })
@@ -33,7 +32,7 @@ export function extensionRoutes(deps: GatewayDeps, base: ReturnType<typeof reque
       ({ auth, body, mutate }) =>
         mutate(async (tx) => {
           const account = auth.account!
-          const row = await createExtension(tx, deps.clock, routingCheck, { id: account.id, extensionLength: account.config.extension_length }, body)
+          const row = await createExtension(tx, deps.clock, deps.routingCheck, { id: account.id, extensionLength: account.config.extension_length }, body)
           return { resource: row.id, body: extensionView(row) }
         }),
       {
@@ -57,7 +56,7 @@ export function extensionRoutes(deps: GatewayDeps, base: ReturnType<typeof reque
       '/v1/extensions/:number',
       ({ auth, params, body, mutate }) =>
         mutate(async (tx) => {
-          const row = await updateExtension(tx, deps.clock, routingCheck, auth.account!.id, params.number, body)
+          const row = await updateExtension(tx, deps.clock, deps.routingCheck, auth.account!.id, params.number, body)
           return { resource: row.id, body: extensionView(row) }
         }),
       {

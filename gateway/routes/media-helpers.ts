@@ -9,7 +9,7 @@ export function audioConverter(deps: GatewayDeps): AudioConverter {
   return deps.audio
 }
 
-export const signing = (deps: GatewayDeps): DownloadSigning => ({ key: deps.downloadKey, baseUrl: deps.config.baseUrl, now: deps.clock.now() })
+export const signing = (deps: GatewayDeps): DownloadSigning => ({ key: deps.downloadKey, baseUrl: deps.config.baseUrl, now: deps.clock.wallNow() })
 
 /** Runs a delete through `mutate`, then removes the blob it named once the row is gone for good. */
 export async function deleteThenRemoveBlob(deps: GatewayDeps, run: (setKey: (key: string | null) => void) => Promise<Response>): Promise<Response> {

@@ -13,13 +13,13 @@ import {
   phoneNumberView,
   reassignPhoneNumber,
 } from '../../src/services/numbers/phone-numbers'
+import { disconnectPhoneNumber, setSmsPortOut, smsPortOutView, updatePhoneNumber } from '../../src/services/numbers/lifecycle'
 import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
 import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
 import type { requestContext } from '../plugins/request-context'
 import * as R from '../../src/schemas/routing'
 import { setNumberRoute } from '../../src/services/routing/number-routes'
-import { routingCheck } from './routing-check'
 import { buildRoutingConfig, route } from '../../actors/client'
 import { loadRoutingRows } from '../../src/services/routing/config'
 import { digitsOf, planView } from '../../src/services/routing/route-preview'
@@ -156,6 +156,90 @@ export function phoneNumberRoutes(deps: GatewayDeps, base: ReturnType<typeof req
         }),
       },
     )
+    .post(
+      '/v1/phone-numbers/:phone_number_id',
+      ({ auth, params, body, mutate }) =>
+        mutate(async (tx, ctx) => {
+          const row = await updatePhoneNumber(tx, deps.clock, auth.account!, params.phone_number_id, body, ctx.requestId)
+          return { resource: row.id, body: phoneNumberView(row) }
+        }),
+      {
+        params: t.Object({ phone_number_id: Id() }),
+        body: S.UpdatePhoneNumberRequest,
+        detail: op('updatePhoneNumber', {
+          summary: 'Update a phone number (recover a released number)',
+          description:
+            'status active or inactive. active and inactive switch freely (an inactive number stays on the account and counts against the cap). ' +
+            'status active on a released number recovers it: it counts against config.max_phone_numbers together with the numbers reserved by port orders in progress (409 phone_number_limit_exceeded), ' +
+            'and a number that went live again since it was released is not recoverable (409, no code). A recovered number starts a new 30-day minimum hold. ' +
+            'A pending number changes status only when its order completes (409, no code); released is reached only through POST .../disconnect. Setting the current status changes nothing. ' +
+            'On a live account a recovery emits phone_number.activated (with request), in the same transaction.',
+          tag: TAG,
+          auth: rule,
+          response: S.PhoneNumber,
+          errors: { 404: ['phone_number_not_found'], 409: ['phone_number_limit_exceeded'] },
+        }),
+      },
+    )
+    .post(
+      '/v1/phone-numbers/:phone_number_id/disconnect',
+      ({ auth, params, mutate }) =>
+        mutate(async (tx, ctx) => {
+          const { order } = await disconnectPhoneNumber(tx, deps.clock, auth.account!, params.phone_number_id, ctx.requestId)
+          return { resource: params.phone_number_id, body: phoneNumberOrderView(order) }
+        }),
+      {
+        params: t.Object({ phone_number_id: Id() }),
+        detail: op('disconnectPhoneNumber', {
+          summary: 'Disconnect a phone number',
+          description:
+            'Places a disconnect order (a number order with order_type disconnect, listed by GET /v1/phone-number-orders) and answers it; it completes at once: the number is released, ' +
+            'stops counting against the cap, loses its inbound routing and its SMS port-out window, and stops being the account’s default outbound caller ID. ' +
+            'Refused with 409 (no code) within the 30-day minimum hold from when the number became active on the account (ordered, ported or recovered), and for a pending or already released number. ' +
+            'A released number can be recovered with POST /v1/phone-numbers/{id} and status active. On a live account phone_number.disconnected (with order and request) is emitted in the same transaction.',
+          tag: TAG,
+          auth: rule,
+          response: S.PhoneNumberOrder,
+          errors: { 404: ['phone_number_not_found'] },
+        }),
+      },
+    )
+    .get(
+      '/v1/phone-numbers/:phone_number_id/sms-port-out',
+      async ({ auth, params }) => smsPortOutView(await getPhoneNumber(deps.db, auth.account!.id, params.phone_number_id), deps.clock.now()),
+      {
+        params: t.Object({ phone_number_id: Id() }),
+        detail: op('getPhoneNumberSmsPortOut', {
+          summary: 'Get a number’s SMS port-out window',
+          description: 'locked unless opened within the last 72 hours (and not locked since).',
+          tag: TAG,
+          auth: rule,
+          response: S.SmsPortOut,
+          errors: { 404: ['phone_number_not_found'] },
+        }),
+      },
+    )
+    .post(
+      '/v1/phone-numbers/:phone_number_id/sms-port-out',
+      ({ auth, params, body, mutate }) =>
+        mutate(async (tx) => {
+          const window = await setSmsPortOut(tx, deps.clock, auth.account!.id, params.phone_number_id, body)
+          return { resource: params.phone_number_id, body: window }
+        }),
+      {
+        params: t.Object({ phone_number_id: Id() }),
+        body: S.SetSmsPortOutRequest,
+        detail: op('setPhoneNumberSmsPortOut', {
+          summary: 'Open or lock a number’s SMS port-out window',
+          description:
+            'status open opens the window for 72 hours (opening an open window renews it); status locked closes it at once. Only an active or inactive number can open its window (409, no code, for a pending or released one).',
+          tag: TAG,
+          auth: rule,
+          response: S.SmsPortOut,
+          errors: { 404: ['phone_number_not_found'] },
+        }),
+      },
+    )
     .get(
       '/v1/phone-numbers/:phone_number_id/route-preview',
       async ({ auth, params, query }) => {
@@ -187,8 +271,8 @@ export function phoneNumberRoutes(deps: GatewayDeps, base: ReturnType<typeof req
     .post(
       '/v1/phone-numbers/:phone_number_id/reassign',
       ({ auth, params, body, mutate }) =>
-        mutate(async (tx) => {
-          const moved = await reassignPhoneNumber(tx, deps.clock, auth.account!, params.phone_number_id, body)
+        mutate(async (tx, ctx) => {
+          const moved = await reassignPhoneNumber(tx, deps.clock, auth.account!, params.phone_number_id, body, ctx.requestId)
           return { resource: params.phone_number_id, body: phoneNumberView(moved) }
         }),
       {
@@ -209,7 +293,7 @@ export function phoneNumberRoutes(deps: GatewayDeps, base: ReturnType<typeof req
       '/v1/phone-numbers/:phone_number_id/route',
       ({ auth, params, body, mutate }) =>
         mutate(async (tx) => {
-          const route = await setNumberRoute(tx, deps.clock, routingCheck, auth.account!.id, params.phone_number_id, body)
+          const route = await setNumberRoute(tx, deps.clock, deps.routingCheck, auth.account!.id, params.phone_number_id, body)
           return { resource: params.phone_number_id, body: route }
         }),
       {

@@ -21,7 +21,6 @@ import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
 import { expandQuery, listEnvelope, listQuery, pageRequest } from '../plugins/lists'
 import type { requestContext } from '../plugins/request-context'
-import { routingCheck } from './routing-check'
 
 const TAG = 'Call Queues'
 const params = t.Object({ queue_id: Id('queue ID') })
@@ -54,7 +53,7 @@ export function queueRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCo
       '/v1/queues',
       ({ auth, body, mutate }) =>
         mutate(async (tx) => {
-          const row = await createQueue(tx, deps.clock, routingCheck, auth.account!.id, body)
+          const row = await createQueue(tx, deps.clock, deps.routingCheck, auth.account!.id, body)
           return { resource: row.id, body: queueView(row) }
         }),
       {
@@ -85,7 +84,7 @@ export function queueRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCo
       '/v1/queues/:queue_id',
       ({ auth, params, body, mutate }) =>
         mutate(async (tx) => {
-          const row = await updateQueue(tx, deps.clock, routingCheck, auth.account!.id, params.queue_id, body)
+          const row = await updateQueue(tx, deps.clock, deps.routingCheck, auth.account!.id, params.queue_id, body)
           return { resource: row.id, body: queueView(row) }
         }),
       {
@@ -105,7 +104,7 @@ export function queueRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCo
       '/v1/queues/:queue_id',
       ({ auth, params, mutate }) =>
         mutate(async (tx) => {
-          await deleteQueue(tx, routingCheck, auth.account!.id, params.queue_id)
+          await deleteQueue(tx, deps.routingCheck, auth.account!.id, params.queue_id)
           return { resource: params.queue_id, body: { id: params.queue_id, object: 'queue' as const, deleted: true as const } }
         }),
       {
@@ -137,7 +136,7 @@ export function queueRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCo
       '/v1/queues/:queue_id/members',
       ({ auth, params, body, mutate }) =>
         mutate(async (tx) => {
-          const row = await addQueueMember(tx, deps.clock, routingCheck, auth.account!.id, params.queue_id, body.user)
+          const row = await addQueueMember(tx, deps.clock, deps.routingCheck, auth.account!.id, params.queue_id, body.user, deps.actorMessages)
           return { resource: params.queue_id, body: queueMemberView(row) }
         }),
       {
@@ -158,7 +157,7 @@ export function queueRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCo
       '/v1/queues/:queue_id/members/:member_id',
       ({ auth, params, mutate }) =>
         mutate(async (tx) => {
-          const row = await removeQueueMember(tx, auth.account!.id, params.queue_id, params.member_id)
+          const row = await removeQueueMember(tx, auth.account!.id, params.queue_id, params.member_id, { clock: deps.clock, messages: deps.actorMessages })
           return { resource: params.queue_id, body: { ...queueMemberView(row), deleted: true as const } }
         }),
       {
@@ -186,7 +185,7 @@ export function queueRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCo
       '/v1/users/:user_id/queue-agent',
       ({ auth, params, body, mutate }) =>
         mutate(async (tx) => {
-          const agent = await updateQueueAgent(tx, deps.clock, auth.account!.id, params.user_id, body)
+          const agent = await updateQueueAgent(tx, deps.clock, auth.account!.id, params.user_id, body, deps.actorMessages)
           return { resource: params.user_id, body: agent }
         }),
       {

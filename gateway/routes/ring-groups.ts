@@ -17,7 +17,6 @@ import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
 import { expandQuery, listEnvelope, listQuery, pageRequest } from '../plugins/lists'
 import type { requestContext } from '../plugins/request-context'
-import { routingCheck } from './routing-check'
 
 const TAG = 'Ring Groups'
 const params = t.Object({ ring_group_id: Id('ring group ID') })
@@ -45,7 +44,7 @@ export function ringGroupRoutes(deps: GatewayDeps, base: ReturnType<typeof reque
       '/v1/ring_groups',
       ({ auth, body, mutate }) =>
         mutate(async (tx) => {
-          const row = await createRingGroup(tx, deps.clock, routingCheck, auth.account!.id, body)
+          const row = await createRingGroup(tx, deps.clock, deps.routingCheck, auth.account!.id, body)
           return { resource: row.id, body: ringGroupView(row, { members: true }) }
         }),
       {
@@ -73,7 +72,7 @@ export function ringGroupRoutes(deps: GatewayDeps, base: ReturnType<typeof reque
       '/v1/ring_groups/:ring_group_id',
       ({ auth, params, body, mutate }) =>
         mutate(async (tx) => {
-          const row = await updateRingGroup(tx, deps.clock, routingCheck, auth.account!.id, params.ring_group_id, body)
+          const row = await updateRingGroup(tx, deps.clock, deps.routingCheck, auth.account!.id, params.ring_group_id, body)
           return { resource: row.id, body: ringGroupView(row, { members: true }) }
         }),
       {
@@ -93,7 +92,7 @@ export function ringGroupRoutes(deps: GatewayDeps, base: ReturnType<typeof reque
       '/v1/ring_groups/:ring_group_id',
       ({ auth, params, mutate }) =>
         mutate(async (tx) => {
-          await deleteRingGroup(tx, routingCheck, auth.account!.id, params.ring_group_id)
+          await deleteRingGroup(tx, deps.routingCheck, auth.account!.id, params.ring_group_id)
           return { resource: params.ring_group_id, body: { id: params.ring_group_id, object: 'ring_group' as const, deleted: true as const } }
         }),
       {
@@ -112,7 +111,7 @@ export function ringGroupRoutes(deps: GatewayDeps, base: ReturnType<typeof reque
       '/v1/ring_groups/:ring_group_id/members',
       ({ auth, params, body, mutate }) =>
         mutate(async (tx) => {
-          const member = await addRingGroupMember(tx, deps.clock, routingCheck, auth.account!.id, params.ring_group_id, body)
+          const member = await addRingGroupMember(tx, deps.clock, deps.routingCheck, auth.account!.id, params.ring_group_id, body)
           return { resource: params.ring_group_id, body: member }
         }),
       {

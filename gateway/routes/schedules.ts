@@ -7,7 +7,6 @@ import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
 import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
 import type { requestContext } from '../plugins/request-context'
-import { routingCheck } from './routing-check'
 
 const TAG = 'Schedules'
 const params = t.Object({ schedule_id: Id('schedule ID') })
@@ -32,7 +31,7 @@ export function scheduleRoutes(deps: GatewayDeps, base: ReturnType<typeof reques
       '/v1/schedules',
       ({ auth, body, mutate }) =>
         mutate(async (tx) => {
-          const row = await createSchedule(tx, deps.clock, routingCheck, auth.account!.id, body)
+          const row = await createSchedule(tx, deps.clock, deps.routingCheck, { id: auth.account!.id, timeZone: auth.account!.config.timezone }, body)
           return { resource: row.id, body: scheduleView(row) }
         }),
       {
@@ -40,7 +39,7 @@ export function scheduleRoutes(deps: GatewayDeps, base: ReturnType<typeof reques
         detail: op('createSchedule', {
           summary: 'Create a schedule',
           description:
-            'time_zone must be an IANA zone; each interval opens before it closes. Problems are a validation_error naming the field (hours.1.close).',
+            'time_zone must be an IANA zone; omitted, it is the account’s config.timezone (fixed at creation: a later change of the account’s zone leaves the schedule as it is). Each interval opens before it closes. Problems are a validation_error naming the field (hours.1.close).',
           tag: TAG,
           auth: rule,
           response: S.Schedule,
@@ -55,7 +54,7 @@ export function scheduleRoutes(deps: GatewayDeps, base: ReturnType<typeof reques
       '/v1/schedules/:schedule_id',
       ({ auth, params, body, mutate }) =>
         mutate(async (tx) => {
-          const row = await updateSchedule(tx, deps.clock, routingCheck, auth.account!.id, params.schedule_id, body)
+          const row = await updateSchedule(tx, deps.clock, deps.routingCheck, auth.account!.id, params.schedule_id, body)
           return { resource: row.id, body: scheduleView(row) }
         }),
       {
@@ -75,7 +74,7 @@ export function scheduleRoutes(deps: GatewayDeps, base: ReturnType<typeof reques
       '/v1/schedules/:schedule_id',
       ({ auth, params, mutate }) =>
         mutate(async (tx) => {
-          await deleteSchedule(tx, routingCheck, auth.account!.id, params.schedule_id)
+          await deleteSchedule(tx, deps.routingCheck, auth.account!.id, params.schedule_id)
           return { resource: params.schedule_id, body: { id: params.schedule_id, object: 'schedule' as const, deleted: true as const } }
         }),
       {

@@ -14,7 +14,6 @@ import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
 import { expandQuery, listEnvelope, listQuery, pageRequest } from '../plugins/lists'
 import type { requestContext } from '../plugins/request-context'
-import { routingCheck } from './routing-check'
 import { expandExtensions } from './routing-expand'
 
 const TAG = 'Shared Voicemail Boxes'
@@ -43,7 +42,7 @@ export function sharedVoicemailBoxRoutes(deps: GatewayDeps, base: ReturnType<typ
       '/v1/shared_voicemail_boxes',
       ({ auth, body, mutate }) =>
         mutate(async (tx) => {
-          const row = await createSharedVoicemailBox(tx, deps.clock, routingCheck, auth.account!.id, body)
+          const row = await createSharedVoicemailBox(tx, deps.clock, deps.routingCheck, auth.account!.id, body)
           return { resource: row.id, body: sharedVoicemailBoxView(row) }
         }),
       {
@@ -91,19 +90,26 @@ export function sharedVoicemailBoxRoutes(deps: GatewayDeps, base: ReturnType<typ
     )
     .delete(
       '/v1/shared_voicemail_boxes/:shared_voicemail_box_id',
-      ({ auth, params, mutate }) =>
-        mutate(async (tx) => {
-          await deleteSharedVoicemailBox(tx, routingCheck, auth.account!.id, params.shared_voicemail_box_id)
+      async ({ auth, params, mutate }) => {
+        let audioKeys: string[] = []
+        const response = await mutate(async (tx) => {
+          audioKeys = (await deleteSharedVoicemailBox(tx, deps.routingCheck, auth.account!.id, params.shared_voicemail_box_id)).audioKeys
           return {
             resource: params.shared_voicemail_box_id,
             body: { id: params.shared_voicemail_box_id, object: 'shared_voicemail_box' as const, deleted: true as const },
           }
-        }),
+        })
+        // The greetings' audio is owed durably (the sweeper); removing it now only makes it go sooner.
+        if (response.ok) for (const key of audioKeys) await deps.storage.delete(key)
+        return response
+      },
       {
         params,
         detail: op('deleteSharedVoicemailBox', {
           summary: 'Delete a shared voicemail box',
-          description: 'Refused with 409 routing_object_in_use while an extension, a phone number route or another routing object routes to it.',
+          description:
+            'Refused with 409 routing_object_in_use while an extension, a phone number route or another routing object routes to it. ' +
+            'Deletes the box’s voicemail greetings with their audio; messages left in the box stay, their shared_voicemail_box_id set to null.',
           tag: TAG,
           auth: rule,
           response: S.DeletedRoutingObject('shared_voicemail_box'),

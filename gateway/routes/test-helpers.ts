@@ -4,7 +4,19 @@
  * retried, ordered webhook path.
  */
 import { Elysia } from 'elysia'
-import { buildRoutingConfig, CALL_KIND, planRoutedCall, planSimulation, route, routeSimulated, SIM_KIND, spawnInTx, type TimerRow } from '../../actors/client'
+import {
+  buildRoutingConfig,
+  CALL_KIND,
+  PRESENCE_KIND,
+  planRoutedCall,
+  planSimulation,
+  readActorState,
+  route,
+  routeSimulated,
+  sendCommand,
+  spawnInTx,
+  type TimerRow,
+} from '../../actors/client'
 import { ApiError } from '../../src/errors'
 import { SAMPLE_PAYLOADS, SUPPORTED_TEST_EVENTS } from '../../src/events/catalog'
 import { appendEvents } from '../../src/events/outbox'
@@ -13,9 +25,11 @@ import * as C from '../../src/schemas/calls'
 import * as S from '../../src/schemas/events'
 import * as R from '../../src/schemas/routing'
 import { assertUserOfAccount } from '../../src/services/accounts/users'
+import { emergencyInfoFor } from '../../src/services/e911/emergency-info'
 import { startingCallView } from '../../src/services/calls/call-log'
 import { firstActiveNumber } from '../../src/services/numbers/phone-numbers'
 import { loadRoutingRows } from '../../src/services/routing/config'
+import { queueAgentStandings } from '../../src/services/routing/queues'
 import { digitsOf, entryOf, planView, queueNames, withDndUsers } from '../../src/services/routing/route-preview'
 import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
@@ -54,6 +68,8 @@ export function testHelperRoutes(deps: GatewayDeps, base: ReturnType<typeof requ
             deps.clock.now(),
             { call: newId('call'), transferCall: newId('call') },
           )
+          // An emergency call names the caller's device, its location and whether that location is provisioned for E911.
+          if (plan.call.emergency) plan.call.emergency = await emergencyInfoFor(tx, account.id, body.user)
           // The call actor is created by the same commit as the 200 and its idempotency record: a crash cannot separate them.
           spawned = await spawnInTx(tx, deps.clock, CALL_KIND, plan.call.call_id, plan.call, { timers: plan.script })
           const callId = plan.call.call_id
@@ -111,6 +127,15 @@ export function testHelperRoutes(deps: GatewayDeps, base: ReturnType<typeof requ
           const at = body.at ? new Date(body.at) : now
           const plan = routeSimulated((digits) => route(config, { entry: { type: entry.type, number: entry.number }, digits }, at), digitsOf(body.digits))
           const owner = { platformId: account.platformId, accountId: account.id, mode: account.mode }
+          // The members of the queues the call may reach, as they stand now: queue-agent standing and presence.
+          const queueIds = new Set(plan.steps.flatMap((s) => (s.kind === 'enqueue' ? [s.queue] : [])))
+          const queue_members: Record<string, { user_id: string; standing: 'available' | 'unavailable'; presence: unknown }[]> = {}
+          for (const q of rows.queues.filter((q) => queueIds.has(q.id))) {
+            const standings = await queueAgentStandings(tx, q.members)
+            queue_members[q.id] = []
+            for (const [i, user_id] of q.members.entries())
+              queue_members[q.id]!.push({ user_id, standing: standings[i]!, presence: (await readActorState(tx, PRESENCE_KIND, user_id))?.snapshot })
+          }
           const sim = planRoutedCall(
             {
               owner,
@@ -122,14 +147,22 @@ export function testHelperRoutes(deps: GatewayDeps, base: ReturnType<typeof requ
               talk_seconds: body.talk_seconds ?? 10,
               hangup_after_seconds: body.hangup_after_seconds,
               queue_names: queueNames(rows),
+              queue_members,
+              queue_priority: body.queue_priority,
+              queue_callback_after_seconds: body.queue_callback_after_seconds,
             },
             now,
-            { call: newId('call') },
+            { call: newId('call'), command: newId('command') },
           )
           const callId = sim.call.call_id
           // The call and its queue events start with the 200 (one commit), as with createTestCall.
           spawned.push({ kind: CALL_KIND, row: await spawnInTx(tx, deps.clock, CALL_KIND, callId, sim.call, { timers: sim.script }) })
-          if (sim.queue_events) spawned.push({ kind: SIM_KIND, row: await spawnInTx(tx, deps.clock, SIM_KIND, sim.queue_events.id, sim.queue_events.input) })
+          // The queue actor takes the caller: its spawn carries the arrival for a queue with no actor yet, the command for one that has.
+          const q = sim.queue
+          if (q) {
+            spawned.push({ kind: q.kind, row: await spawnInTx(tx, deps.clock, q.kind, q.id, q.input) })
+            spawned.push({ kind: q.kind, row: await sendCommand(tx, deps.clock, q.kind, q.id, q.command) })
+          }
           return {
             resource: callId,
             body: {
@@ -150,7 +183,7 @@ export function testHelperRoutes(deps: GatewayDeps, base: ReturnType<typeof requ
           ...op('createTestInboundCall', {
             summary: 'Simulate an inbound call through the account’s routing (sandbox only; extension)',
             description:
-              'Extension beyond the spec (x-extension). Places a simulated inbound call to one of the account’s numbers or extensions and lets it follow the account’s routing: the plan of the routing engine at `at` (default now; schedules are read at that time) is played on durable timers, with each user reacting as `outcomes` says (omitted: the first user rung answers after 3 s). Ring steps ring their users (one call.ringing per user, one call_id); a sequential group rings the next member when the previous one’s ring time runs out; busy users decline at once (when every user of a step is busy, the step ends after 1 s); dnd users are never rung; a voicemail step takes a message of talk_seconds (voicemail.new, without user_id for a shared box); a queue step is played through the queue machine (queue.call.queued, dispatched (offers ring 15 s), answered and completed, or abandoned when the caller hangs up at hangup_after_seconds, or timed_out at the queue’s max wait, then the timeout target); a number routed to nothing drops the call (call.end no-answer, never rung); a menu without a digit in `digits` takes the no-input branch. Voice apps and AI agents are not simulated: the call ends when the caller hangs up after talk_seconds. Every call.* event comes from the call machine, queue.call.* from the queue machine. The response carries the plan (as GET /v1/phone-numbers/{id}/route-preview shows it) and the expected end. 400: sandbox_only; validation_error naming to or outcomes.<user>.',
+              'Extension beyond the spec (x-extension). Places a simulated inbound call to one of the account’s numbers or extensions and lets it follow the account’s routing: the plan of the routing engine at `at` (default now; schedules are read at that time) is played on durable timers, with each user reacting as `outcomes` says (omitted: the first user rung answers after 3 s). Ring steps ring their users (one call.ringing per user, one call_id); a sequential group rings the next member when the previous one’s ring time runs out; busy users decline at once (when every user of a step is busy, the step ends after 1 s); dnd users are never rung; a voicemail step takes a message of talk_seconds (voicemail.new, without user_id for a shared box); a queue step hands the caller to the queue’s actor, where every caller of that queue waits in order (queue_priority: higher first) for the queue’s members that are logged in (queue-agent) and not dnd or away (presence), busy while on a call: queue.call.queued, dispatched (each offer rings its free agents 15 s, who react as outcomes says), answered and completed, or abandoned when the caller hangs up at hangup_after_seconds, or timed_out at the queue’s max wait (a ring in progress finishes first), then the timeout target; queue_callback_after_seconds makes a waiting caller ask for a callback and hang up, keeping the place: at the head an agent takes it and calls back (queue.call.callback_requested, callback_attempted); a number routed to nothing drops the call (call.end no-answer, never rung); a menu without a digit in `digits` takes the no-input branch. Voice apps and AI agents are not simulated: the call ends when the caller hangs up after talk_seconds. Every call.* event comes from the call machine, queue.call.* from the queue machine. The response carries the plan (as GET /v1/phone-numbers/{id}/route-preview shows it) and the expected end. 400: sandbox_only; validation_error naming to or outcomes.<user>.',
             tag: TAG,
             auth: accountLevel(),
             response: R.TestInboundCall,
@@ -168,10 +201,16 @@ export function testHelperRoutes(deps: GatewayDeps, base: ReturnType<typeof requ
           if (account.mode !== 'test') throw sandboxOnly()
           const sample = SAMPLE_PAYLOADS[body.event]
           if (!sample) {
-            throw new ApiError(400, `Unsupported test event type: ${body.event}.`, 'unsupported_event_type', {
-              event: 'is not a supported test event type',
-              supported: SUPPORTED_TEST_EVENTS,
-            })
+            const suggestion = closest(body.event, SUPPORTED_TEST_EVENTS)
+            throw new ApiError(
+              400,
+              `Unsupported test event type: ${body.event}.${suggestion ? ` Did you mean ${suggestion}?` : ''}`,
+              'unsupported_event_type',
+              {
+                event: suggestion ? `is not a supported test event type; did you mean ${suggestion}?` : 'is not a supported test event type',
+                supported: SUPPORTED_TEST_EVENTS,
+              },
+            )
           }
           const prefixes = new Map<string, string>()
           const data = sample({
@@ -193,7 +232,7 @@ export function testHelperRoutes(deps: GatewayDeps, base: ReturnType<typeof requ
         body: S.CreateTestEventRequest,
         detail: op('createTestEvent', {
           summary: 'Send a sample event (sandbox only)',
-          description: `Sends a sample payload of the type through the same signed, retried, ordered webhook path; the response echoes the event. Supported: ${SUPPORTED_TEST_EVENTS.join(', ')}. An unknown type gives 400 unsupported_event_type with details.supported; a live key gives 400 sandbox_only.`,
+          description: `Sends a sample payload of the type through the same signed, retried, ordered webhook path; the response echoes the event. Supported: ${SUPPORTED_TEST_EVENTS.join(', ')}. An unknown type gives 400 unsupported_event_type with details.supported (and the closest supported type when it looks like a typo); a live key gives 400 sandbox_only.`,
           tag: TAG,
           auth: accountLevel(),
           response: S.Event,
@@ -201,4 +240,24 @@ export function testHelperRoutes(deps: GatewayDeps, base: ReturnType<typeof requ
         }),
       },
     )
+}
+
+/** The known name nearest to a mistyped one (edit distance), when near enough to be a typo. */
+function closest(input: string, known: readonly string[]): string | undefined {
+  const distance = (a: string, b: string) => {
+    let row = Array.from({ length: b.length + 1 }, (_, j) => j)
+    for (let i = 1; i <= a.length; i++) {
+      const next = [i]
+      for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1))
+      row = next
+    }
+    return row[b.length]!
+  }
+  const needle = input.slice(0, 100).toLowerCase()
+  let best: { name: string; d: number } | undefined
+  for (const name of known) {
+    const d = distance(needle, name)
+    if (!best || d < best.d) best = { name, d }
+  }
+  return best && best.d <= Math.max(2, Math.floor(best.name.length / 4)) ? best.name : undefined
 }

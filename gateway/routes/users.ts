@@ -93,23 +93,31 @@ export function userRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCon
     )
     .delete(
       '/v1/users/:user_id',
-      ({ auth, params, mutate }) =>
-        mutate(async (tx, ctx) => {
+      async ({ auth, params, mutate }) => {
+        let audioKeys: string[] = []
+        const response = await mutate(async (tx, ctx) => {
           await withBillableUserEvent(tx, deps.clock, auth.account!, 'user.deleted', ctx.requestId, async () => {
-            await deleteUser(tx, auth.account!.id, params.user_id)
+            audioKeys = (await deleteUser(tx, deps.clock, deps.routingCheck, auth.account!.id, params.user_id, deps.actorMessages)).audioKeys
             return { userId: params.user_id, result: undefined }
           })
           return { resource: params.user_id, body: { id: params.user_id, object: 'user', deleted: true } }
-        }),
+        })
+        // The greetings' audio is owed durably (the sweeper); removing it now only makes it go sooner.
+        if (response.ok) for (const key of audioKeys) await deps.storage.delete(key)
+        return response
+      },
       {
         params,
         detail: op('deleteUser', {
           summary: 'Delete a user',
-          description: 'Also removes the extensions that target the user, and ends the user’s sessions.',
+          description:
+            'Deletes the user with what is theirs: the extensions that target the user, their ring group and queue memberships (and queue-agent standing), their place among the users of shared voicemail boxes, and their voicemail greetings with the audio; their sessions end. ' +
+            'A routing object that sends calls to the user (a phone number route, a ring group no_answer_target, a queue timeout_target, a dial plan route node) is not rewritten: the delete is refused with 409 routing_object_in_use, details.referenced_by naming each such field (`phone_numbers.<id>.target`, `ring_groups.<id>.no_answer_target`, `queues.<id>.timeout_target`, `dial_plans.<id>.nodes.<node>.target`), and nothing is deleted. Point those elsewhere, then delete the user. ' +
+            'The user’s voicemails and call logs are records and stay.',
           tag: TAG,
           auth: rule,
           response: Deleted('user'),
-          errors: { 404: ['user_not_found'] },
+          errors: { 404: ['user_not_found'], 409: ['routing_object_in_use'] },
         }),
       },
     )

@@ -15,7 +15,6 @@ import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
 import { expandQuery, listEnvelope, listQuery, pageRequest } from '../plugins/lists'
 import type { requestContext } from '../plugins/request-context'
-import { routingCheck } from './routing-check'
 import { expandExtensions } from './routing-expand'
 
 const TAG = 'Voice Apps'
@@ -44,7 +43,7 @@ export function voiceAppRoutes(deps: GatewayDeps, base: ReturnType<typeof reques
       '/v1/voice-apps',
       ({ auth, body, mutate }) =>
         mutate(async (tx) => {
-          const row = await createVoiceApp(tx, deps.clock, routingCheck, auth.account!.id, body)
+          const row = await createVoiceApp(tx, deps.clock, deps.routingCheck, auth.account!.id, body)
           return { resource: row.id, body: voiceAppView(row, { secret: true }) }
         }),
       {
@@ -76,7 +75,7 @@ export function voiceAppRoutes(deps: GatewayDeps, base: ReturnType<typeof reques
       '/v1/voice-apps/:voice_app_id',
       ({ auth, params, body, mutate }) =>
         mutate(async (tx) => {
-          const row = await updateVoiceApp(tx, deps.clock, routingCheck, auth.account!.id, params.voice_app_id, body)
+          const row = await updateVoiceApp(tx, deps.clock, deps.routingCheck, auth.account!.id, params.voice_app_id, body)
           return { resource: row.id, body: voiceAppView(row) }
         }),
       {
@@ -97,7 +96,7 @@ export function voiceAppRoutes(deps: GatewayDeps, base: ReturnType<typeof reques
       '/v1/voice-apps/:voice_app_id',
       ({ auth, params, mutate }) =>
         mutate(async (tx) => {
-          await deleteVoiceApp(tx, routingCheck, auth.account!.id, params.voice_app_id)
+          await deleteVoiceApp(tx, deps.routingCheck, auth.account!.id, params.voice_app_id)
           return { resource: params.voice_app_id, body: { id: params.voice_app_id, object: 'voice_app' as const, deleted: true as const } }
         }),
       {

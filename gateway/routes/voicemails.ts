@@ -39,7 +39,7 @@ export function voicemailRoutes(deps: GatewayDeps, base: ReturnType<typeof reque
         query: t.Object(
           {
             ...listQuery,
-            owner: t.Optional(Id()),
+            owner: t.Optional(Id('a user (their voicemails) or a shared voicemail box (the messages left in it)')),
             is_read: t.Optional(t.Boolean()),
             from_date: DateBound('voicemails left at or after'),
             'expand[]': expandQuery('call'),

@@ -59,6 +59,15 @@ export interface AccountProvisioningSettings {
   ntpServer?: string
 }
 
+/** A DECT handset as its base knows it: its number on the base and the lines (line `number`s) it rings for and dials out on. */
+export interface ProvisioningHandset {
+  /** The handset's number on the base (Yealink `handset.N`), from 1. */
+  number: number
+  name: string
+  /** The base's lines that are this handset's; the first is the one it dials out on. */
+  lines: number[]
+}
+
 export interface ProvisioningConfig {
   deviceId: string
   vendor: string
@@ -67,6 +76,8 @@ export interface ProvisioningConfig {
   mac: string
   lines: ProvisioningLine[]
   buttons: ProvisioningButton[]
+  /** DECT bases: which handset uses which lines. */
+  handsets?: ProvisioningHandset[]
   account: AccountProvisioningSettings
 }
 
@@ -134,6 +145,16 @@ export function checkConfig(config: ProvisioningConfig): void {
     const line = buttonLine(config, button)
     if (!numbers.has(line)) problems[`${at}.${button.type === 'line' && button.line === undefined ? 'value' : 'line'}`] = `no line ${line} on this device`
     if (VALUE_REQUIRED.includes(button.type) && !button.value) problems[`${at}.value`] = 'required'
+  })
+  const handsetNumbers = new Set<number>()
+  config.handsets?.forEach((handset, i) => {
+    const at = `handsets[${i}]`
+    if (!Number.isInteger(handset.number) || handset.number < 1) problems[`${at}.number`] = 'must be a positive integer'
+    else if (handsetNumbers.has(handset.number)) problems[`${at}.number`] = `handset ${handset.number} is listed twice`
+    handsetNumbers.add(handset.number)
+    handset.lines.forEach((line, j) => {
+      if (!numbers.has(line)) problems[`${at}.lines[${j}]`] = `no line ${line} on this device`
+    })
   })
   if (!isTimeZone(config.account.timeZone)) problems['account.time_zone'] = 'not an IANA time zone'
   if (Object.keys(problems).length > 0) throw new ProvisioningError('invalid_configuration', 'The device configuration is incomplete or invalid.', problems)

@@ -14,7 +14,7 @@ import type { Db } from '../../src/db/client'
 import type { ActorMessages } from '../../src/services/deps'
 import { deviceForProvisioning, provisioningLogin, type ProvisioningView } from '../../src/services/devices/provisioning-read'
 import { DEVICE_ACTOR } from '../../src/services/devices/records'
-import type { ProvisioningConfig } from './config'
+import type { ProvisioningConfig, ProvisioningHandset } from './config'
 import type { ConfigFailure, ConfigFetch, ProvisioningDirectoryEntry } from './http'
 
 /** The path prefix phones fetch under; the account id follows it. */
@@ -53,13 +53,33 @@ export function provisioningConfigOf(view: ProvisioningView, sipPort: number): P
       label: l.label,
     })),
     buttons: view.buttons.map((b) => ({ key: b.key, type: b.type, value: b.value, label: b.label })),
+    ...(view.device.type === 'dect_base' ? { handsets: handsetsOf(view) } : {}),
     account: { timeZone: settings.timezone ?? 'UTC', language: 'en-US', provisioningBaseUrl: view.account.provisioningBaseUrl ?? undefined },
   }
 }
 
+/**
+ * A base's handsets as it numbers them (1.., in the order they were added) with the
+ * account slots of their lines: the base rings a handset for its own lines only
+ * and dials out on its first.
+ */
+function handsetsOf(view: ProvisioningView): ProvisioningHandset[] {
+  return view.handsets.map((h, i) => {
+    const lines = view.lines.filter((l) => l.device === h.device.id)
+    const first = lines[0]
+    return {
+      number: i + 1,
+      name: h.device.name || (first && (first.user_name || first.label || first.extension_number)) || `Handset ${i + 1}`,
+      lines: lines.map((l) => l.slot),
+    }
+  })
+}
+
 export function provisioningDirectory(deps: DirectoryDeps) {
+  // One statement, so no transaction around it: a BEGIN and a COMMIT less per fetch. No wake-up either:
+  // the actors' timer poll takes the messages in batches, which costs less than one delivery per fetch.
   const tell = (deviceId: string, event: { type: string } & Record<string, unknown>) =>
-    deps.actorMessages ? deps.db.transaction((tx) => deps.actorMessages!.tell(tx, DEVICE_ACTOR, deviceId, event)) : Promise.resolve()
+    deps.actorMessages ? deps.actorMessages.tell(deps.db, DEVICE_ACTOR, deviceId, event) : Promise.resolve()
   return {
     async lookupByMac(mac: string, request: Request): Promise<ProvisioningDirectoryEntry | undefined> {
       const account = accountOfPath(new URL(request.url).pathname)

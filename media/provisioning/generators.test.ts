@@ -129,6 +129,59 @@ describe('Yealink files', () => {
   })
 })
 
+describe('a Yealink DECT base file', () => {
+  // A W60B with three accounts: handset 1 uses accounts 1 and 3, handset 2 account 2, handset 3 none yet.
+  const sample = sampleConfig('yealink', '001565aabbdd')
+  const line = (n: number) => ({ ...sample.lines[0]!, number: n, sipUsername: `u${n}`, displayName: `Line ${n}` })
+  const base: ProvisioningConfig = {
+    ...sample,
+    model: 'W60B',
+    lines: [line(1), line(2), line(3)],
+    buttons: [],
+    handsets: [
+      { number: 1, name: 'Front desk', lines: [1, 3] },
+      { number: 2, name: 'Warehouse', lines: [2] },
+      { number: 3, name: 'Spare', lines: [] },
+    ],
+  }
+
+  test('each handset rings for its own accounts only and dials out on its first (handset.N.*)', () => {
+    const cfg = parseYealinkCfg(yealinkDeviceFile(base))
+    const handsetOf = (account: string) =>
+      [...cfg.keys()].filter((k) => /^handset\.\d+\.incoming_lines$/.test(k) && cfg.get(k)!.split(',').includes(account)).map((k) => k.split('.')[1])
+    expect(handsetOf('1')).toEqual(['1'])
+    expect(handsetOf('2')).toEqual(['2'])
+    expect(handsetOf('3')).toEqual(['1'])
+    expect([cfg.get('handset.1.name'), cfg.get('handset.1.dial_out_lines'), cfg.get('handset.1.dial_out_default_line')]).toEqual(['Front desk', '1,3', '1'])
+    expect([cfg.get('handset.2.name'), cfg.get('handset.2.incoming_lines'), cfg.get('handset.2.dial_out_default_line')]).toEqual(['Warehouse', '2', '2'])
+    // Every account a handset names is an enabled SIP account of the file.
+    for (const account of ['1', '2', '3']) expect(cfg.get(`account.${account}.enable`)).toBe('1')
+    // A handset without a line gets its name, and no assignment Yealink could not express.
+    expect([cfg.get('handset.3.name'), cfg.has('handset.3.incoming_lines')]).toEqual(['Spare', false])
+  })
+
+  test('a desk phone file has no handset settings; the same base gives the same bytes', () => {
+    expect(yealinkDeviceFile(sample)).not.toContain('handset.')
+    expect(yealinkDeviceFile(base)).toBe(yealinkDeviceFile(structuredClone(base)))
+  })
+
+  test('a handset on a line the base lacks, a handset listed twice and a name with a line break are invalid_configuration', () => {
+    const error = refusal(() =>
+      yealinkDeviceFile({
+        ...base,
+        handsets: [
+          { number: 1, name: 'A', lines: [4] },
+          { number: 1, name: 'B\nhandset.2.name = x', lines: [1] },
+        ],
+      }),
+    )
+    expect(error.code).toBe('invalid_configuration')
+    expect(error.details).toEqual({ 'handsets[0].lines[0]': 'no line 4 on this device', 'handsets[1].number': 'handset 1 is listed twice' })
+    const named = refusal(() => yealinkDeviceFile({ ...base, handsets: [{ number: 1, name: 'B\nhandset.2.name = x', lines: [1] }] }))
+    expect(named.details).toEqual({ 'handsets[0].name': 'must not contain line breaks or control characters' })
+  })
+})
+
 describe('Polycom files', () => {
   const config = sampleConfig('polycom', '0004f2aabbcc')
   const settingsOf = (xml: string): Map<string, string> => {

@@ -89,7 +89,8 @@ export function provisioningHandler(deps: ProvisioningHandlerDeps): (request: Re
 
   const challenge = (request: Request, stale = false): Response => {
     const headers = new Headers({ 'Content-Type': 'application/json', 'Cache-Control': 'no-store' })
-    const nowMs = deps.clock.now().getTime()
+    // Nonces live in real time: the phone answers on its own clock, whatever VOICE_CLOCK_SPEED.
+    const nowMs = deps.clock.wallNow().getTime()
     counts.prune(nowMs - ttl)
     for (const value of digestChallenges({ realm, nonce: issueNonce(deps.nonceKey, realm, nowMs), stale, algorithms: DIGEST_ALGORITHMS })) {
       headers.append('WWW-Authenticate', value)
@@ -122,7 +123,7 @@ export function provisioningHandler(deps: ProvisioningHandlerDeps): (request: Re
       username: credentials.username,
       password: credentials.password,
       key: deps.nonceKey,
-      nowMs: deps.clock.now().getTime(),
+      nowMs: deps.clock.wallNow().getTime(),
       nonceTtlMs: ttl,
       counts,
     })

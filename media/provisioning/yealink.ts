@@ -3,8 +3,9 @@
  * format): a phone fetches the common file `y0000000000XX.cfg` (XX names the
  * hardware family; `y000000000000.cfg` is the generic one) and then `<mac>.cfg`. The
  * common file carries the account's settings (time, language, where to provision
- * from), the MAC file the device's SIP accounts (`account.N.*`) and keys
- * (`linekey.N.*`). The format is `key = value` to the end of the line with no
+ * from), the MAC file the device's SIP accounts (`account.N.*`), keys
+ * (`linekey.N.*`) and, for a DECT base, which handset uses which accounts
+ * (`handset.N.*`). The format is `key = value` to the end of the line with no
  * escaping, so a value holding a line break could inject settings: refused.
  */
 import {
@@ -129,6 +130,8 @@ export function yealinkCommonFile(config: ProvisioningConfig, generatedAt: Date)
   if (config.account.provisioningBaseUrl) {
     w.set('static.auto_provision.server.url', config.account.provisioningBaseUrl, 'account.provisioning_base_url')
   }
+  // A check-sync NOTIFY re-fetches the files; Yealink's default (1) would also reboot the phone, mid-call included.
+  w.set('sip.notify_reboot_enable', 0)
   return w.finish()
 }
 
@@ -173,7 +176,29 @@ export function yealinkDeviceFile(config: ProvisioningConfig): string {
     const shown = button.type === 'line' ? lineLabel(lineByNumber(config, line)!) : (button.value ?? '')
     w.set(`linekey.${k}.label`, button.label || shown, `${at}.label`)
   }
+  writeHandsets(w, config)
   return w.finish()
+}
+
+/**
+ * A DECT base (W60B, W70B, W80) rings and dials through the handsets it pairs, each
+ * on the accounts its `handset.N.*` settings give it: its own lines, by account
+ * number, the first being the one it dials out on. A handset without a line gets
+ * its name only: Yealink has no value for "no line", and it leaves the base's
+ * default assignment in place.
+ */
+function writeHandsets(w: CfgWriter, config: ProvisioningConfig): void {
+  config.handsets?.forEach((handset, i) => {
+    const at = `handsets[${i}]`
+    const n = handset.number
+    w.blank()
+    w.set(`handset.${n}.name`, handset.name, `${at}.name`)
+    if (handset.lines.length === 0) return
+    const lines = handset.lines.join(',')
+    w.set(`handset.${n}.incoming_lines`, lines)
+    w.set(`handset.${n}.dial_out_lines`, lines)
+    w.set(`handset.${n}.dial_out_default_line`, handset.lines[0])
+  })
 }
 
 function lineLabel(line: ProvisioningLine): string {

@@ -4,7 +4,17 @@
  */
 import { describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
-import { type DigestAlgorithm, digestChallenges, digestResponse, issueNonce, NonceCounts, nonceIssuedAt, parseAuthorization, verifyDigest } from './digest'
+import {
+  type Authorization,
+  type DigestAlgorithm,
+  digestChallenges,
+  digestResponse,
+  issueNonce,
+  NonceCounts,
+  nonceIssuedAt,
+  parseAuthorization,
+  verifyDigest,
+} from './digest'
 
 // RFC 7616 §3.9.1: user Mufasa, password "Circle of Life", GET /dir/index.html.
 const RFC = {
@@ -56,6 +66,56 @@ describe('parsing Authorization', () => {
   test('quoted strings unescape backslashes; repeated parameters are refused', () => {
     expect(parseAuthorization('Digest username="a\\"b", realm="r"')).toEqual({ scheme: 'digest', params: expect.objectContaining({ username: 'a"b' }) })
     expect(parseAuthorization('Digest username="a", username="b"')).toBeUndefined()
+  })
+
+  test('the sticky-regex scanner reads every header as the reference scanner (the earlier one, by index and slices) does', () => {
+    // Mostly well-formed elements (so that most headers parse, to many parameters), with malformed ones mixed in.
+    const name = fc.oneof(
+      fc.constantFrom('username', 'realm', 'nonce', 'uri', 'qop', 'nc', 'Response', 'algorithm', 'cnonce', 'opaque', 'USERNAME'),
+      fc.stringMatching(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,8}$/),
+    )
+    const quotedBody = fc
+      .array(fc.constantFrom('a', 'Z', '0', ' ', ',', '=', '"', '\\', '\\"', '\\\\', 'é', '\t', '/', '\u{1F600}'), { maxLength: 8 })
+      .map((parts) => parts.join(''))
+    const closedQuoted = fc
+      .array(fc.constantFrom('a', 'Z', '0', ' ', ',', '=', '\\"', '\\\\', '\\x', 'é', '\t', '/', '\u{1F600}'), { maxLength: 8 })
+      .map((parts) => `"${parts.join('')}"`)
+    const value = fc.oneof(
+      { weight: 8, arbitrary: fc.stringMatching(/^[A-Za-z0-9!#$%&'*+.^_`|~/=-]{1,6}$/) },
+      { weight: 8, arbitrary: closedQuoted },
+      { weight: 1, arbitrary: quotedBody.map((b) => `"${b}`) },
+      { weight: 1, arbitrary: fc.constantFrom('', '"', 'a b', '"a"b', '\\') },
+    )
+    const space = fc.constantFrom('', ' ', '  ', '\t', ' \t')
+    const element = fc.oneof(
+      { weight: 40, arbitrary: fc.tuple(name, space, fc.constant('='), space, value, space).map((t) => t.join('')) },
+      { weight: 1, arbitrary: fc.tuple(name, space, fc.constantFrom('', '=='), space, value).map((t) => t.join('')) },
+      { weight: 1, arbitrary: space },
+      { weight: 1, arbitrary: fc.string({ maxLength: 4 }) },
+    )
+    const separator = fc.oneof({ weight: 30, arbitrary: fc.constantFrom(',', ', ', ' ,') }, { weight: 1, arbitrary: fc.constantFrom(',,', ', ,', '', ';') })
+    const params = fc.array(fc.tuple(element, separator), { maxLength: 8 }).map((xs) =>
+      xs
+        .map((x) => x.join(''))
+        .join('')
+        .replace(/,$/, ''),
+    )
+    const header = fc.oneof(
+      {
+        weight: 6,
+        arbitrary: fc
+          .tuple(fc.constantFrom('Digest', 'digest', 'DIGEST', 'Digest\t', 'Basic', 'Bearer'), fc.constantFrom(' ', '  ', '\n '), params)
+          .map((t) => t.join('')),
+      },
+      { weight: 1, arbitrary: fc.tuple(fc.constantFrom('Digest', ' Digest'), fc.string()).map((t) => t.join('')) },
+      { weight: 1, arbitrary: fc.string() },
+    )
+    fc.assert(
+      fc.property(header, (h) => {
+        expect(parseAuthorization(h)).toEqual(referenceParseAuthorization(h))
+      }),
+      { numRuns: 5_000 },
+    )
   })
 
   test('never throws on arbitrary input', () => {
@@ -184,3 +244,76 @@ describe('verifying a digest', () => {
     expect(md5).toContain('algorithm=MD5')
   })
 })
+
+// ---- The reference: the scanner parseAuthorization had before its sticky regexes (by index, a slice of the rest per token) ----
+
+function referenceParseAuthorization(header: string | null | undefined): Authorization | undefined {
+  if (!header) return undefined
+  const m = /^\s*([A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*)(?:\s+([\s\S]*))?$/.exec(header)
+  if (!m) return undefined
+  const scheme = m[1]!.toLowerCase()
+  const rest = (m[2] ?? '').trim()
+  if (scheme === 'basic') {
+    if (!/^[A-Za-z0-9+/]+=*$/.test(rest)) return undefined
+    const decoded = Buffer.from(rest, 'base64').toString('utf8')
+    const colon = decoded.indexOf(':')
+    if (colon < 0) return undefined
+    return { scheme: 'basic', username: decoded.slice(0, colon), password: decoded.slice(colon + 1) }
+  }
+  if (scheme !== 'digest') return { scheme: 'other' }
+  const params = referenceParseAuthParams(rest)
+  return params ? { scheme: 'digest', params } : undefined
+}
+
+function referenceParseAuthParams(input: string): Record<string, string> | undefined {
+  const params: Record<string, string> = Object.create(null)
+  let i = 0
+  const skipSpace = () => {
+    while (i < input.length && (input[i] === ' ' || input[i] === '\t')) i++
+  }
+  while (i < input.length) {
+    skipSpace()
+    if (input[i] === ',') {
+      i++
+      continue
+    }
+    const name = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+/.exec(input.slice(i))?.[0]
+    if (!name) return undefined
+    i += name.length
+    skipSpace()
+    if (input[i] !== '=') return undefined
+    i++
+    skipSpace()
+    let value = ''
+    if (input[i] === '"') {
+      i++
+      let closed = false
+      while (i < input.length) {
+        const c = input[i]!
+        if (c === '\\' && i + 1 < input.length) {
+          value += input[i + 1]
+          i += 2
+        } else if (c === '"') {
+          i++
+          closed = true
+          break
+        } else {
+          value += c
+          i++
+        }
+      }
+      if (!closed) return undefined
+    } else {
+      const token = /^[A-Za-z0-9!#$%&'*+.^_`|~/=-]+/.exec(input.slice(i))?.[0]
+      if (!token) return undefined
+      value = token
+      i += token.length
+    }
+    const key = name.toLowerCase()
+    if (key in params) return undefined
+    params[key] = value
+    skipSpace()
+    if (i < input.length && input[i] !== ',') return undefined
+  }
+  return params
+}

@@ -78,56 +78,33 @@ export function parseAuthorization(header: string | null | undefined): Authoriza
   return params ? { scheme: 'digest', params } : undefined
 }
 
+/**
+ * One element of an auth-param list, from where the last one ended: spaces, then a
+ * lone comma (an empty element) or `name = value` with the value a token (2) or a
+ * quoted-string (3, still escaped; written as "unrolled" runs of plain characters
+ * between escapes, which backtracks less than one alternation per character), then
+ * spaces up to a comma or the end. Sticky (`lastIndex`), so the scan reads the header
+ * in place instead of matching a slice of the rest per token, and builds no value
+ * character by character; it runs once per provisioning fetch and registration.
+ */
+const AUTH_PARAM = /[ \t]*(?:,|([A-Za-z0-9!#$%&'*+.^_`|~-]+)[ \t]*=[ \t]*(?:([A-Za-z0-9!#$%&'*+.^_`|~/=-]+)|"([^"\\]*(?:\\[\s\S][^"\\]*)*)")[ \t]*(?=,|$))/y
+const QUOTED_PAIR = /\\([\s\S])/g
+
 /** `name=token` or `name="quoted \"string\""`, comma separated; undefined when malformed or a name repeats. */
 function parseAuthParams(input: string): Record<string, string> | undefined {
   const params: Record<string, string> = Object.create(null)
-  let i = 0
-  const skipSpace = () => {
-    while (i < input.length && (input[i] === ' ' || input[i] === '\t')) i++
-  }
-  while (i < input.length) {
-    skipSpace()
-    if (input[i] === ',') {
-      i++
-      continue
-    }
-    const name = /^[A-Za-z0-9!#$%&'*+.^_`|~-]+/.exec(input.slice(i))?.[0]
-    if (!name) return undefined
-    i += name.length
-    skipSpace()
-    if (input[i] !== '=') return undefined
-    i++
-    skipSpace()
-    let value = ''
-    if (input[i] === '"') {
-      i++
-      let closed = false
-      while (i < input.length) {
-        const c = input[i]!
-        if (c === '\\' && i + 1 < input.length) {
-          value += input[i + 1]
-          i += 2
-        } else if (c === '"') {
-          i++
-          closed = true
-          break
-        } else {
-          value += c
-          i++
-        }
-      }
-      if (!closed) return undefined
-    } else {
-      const token = /^[A-Za-z0-9!#$%&'*+.^_`|~/=-]+/.exec(input.slice(i))?.[0]
-      if (!token) return undefined
-      value = token
-      i += token.length
-    }
+  AUTH_PARAM.lastIndex = 0
+  while (AUTH_PARAM.lastIndex < input.length) {
+    const m = AUTH_PARAM.exec(input)
+    if (!m) return undefined
+    const name = m[1]
+    // An empty element (a lone comma) names nothing.
+    if (name === undefined) continue
+    const quoted = m[3]
+    const value = m[2] ?? (quoted!.includes('\\') ? quoted!.replace(QUOTED_PAIR, '$1') : quoted!)
     const key = name.toLowerCase()
     if (key in params) return undefined
     params[key] = value
-    skipSpace()
-    if (i < input.length && input[i] !== ',') return undefined
   }
   return params
 }

@@ -7,6 +7,7 @@
 export type Unsubscribe = () => void
 
 export interface Bus {
+  /** Fire and forget: never throws, also after close (the message is then dropped). */
   publish(subject: string, data: string): void
   subscribe(subject: string, handler: (data: string) => void): Unsubscribe
   close(): Promise<void>

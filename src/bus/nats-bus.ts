@@ -11,7 +11,14 @@ export async function natsBus(url: string, log: Logger): Promise<Bus> {
   })
   return {
     publish(subject, data) {
-      nc.publish(subject, sc.encode(data))
+      // Live messages are hints (Postgres is the truth): one published while the
+      // connection closes at shutdown is dropped, never thrown at a timer that sent it.
+      if (nc.isClosed() || nc.isDraining()) return
+      try {
+        nc.publish(subject, sc.encode(data))
+      } catch (err) {
+        log.warn({ err, subject }, 'NATS publish failed; the message is dropped')
+      }
     },
     subscribe(subject, handler) {
       const sub = nc.subscribe(subject, {

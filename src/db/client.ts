@@ -3,6 +3,7 @@
  * PostgreSQL server when DATABASE_URL is set. Same drizzle schema and migrations.
  */
 import { PGlite, types } from '@electric-sql/pglite'
+import { lockDataDir } from './data-dir-lock'
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
 import { drizzle as drizzlePostgres } from 'drizzle-orm/postgres-js'
@@ -40,9 +41,15 @@ export interface Database {
    * Waits until this process holds the named lock, which it keeps until release()
    * or until its connection dies. Embedded (one process) it is held at once.
    */
-  leadership(name: string, signal?: AbortSignal): Promise<{ release(): Promise<void> }>
+  leadership(name: string, signal?: AbortSignal): Promise<{ release(): Promise<void>; lost?: Promise<void> }>
   close(): Promise<void>
 }
+
+/**
+ * How often (real ms) a lock holder checks that its connection still holds the lock: a
+ * connection that dies (a network cut, a terminated backend) drops the lock silently.
+ */
+export const LEADERSHIP_CHECK_MS = 500
 
 const lockKey = (name: string) => {
   let h = 0
@@ -132,13 +139,18 @@ export interface OpenOptions {
  * (EMBEDDED_DATABASE=pglite), or where no PostgreSQL binaries exist for the platform.
  */
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  if (opts.databaseUrl) return postgresDatabase(postgres(opts.databaseUrl, { max: 20, onnotice: () => {}, connect_timeout: 10 }))
+  if (opts.databaseUrl) {
+    const url = opts.databaseUrl
+    return postgresDatabase((extra = {}) => postgres(url, { max: 20, onnotice: () => {}, connect_timeout: 10, ...extra }))
+  }
   const memory = opts.dataDir === 'memory://'
   const pgliteFolder = !memory && existsSync(join(opts.dataDir, 'PG_VERSION'))
   if (!memory && !pgliteFolder && opts.embedded !== 'pglite') {
     try {
       const server = await startEmbeddedPostgres(opts.dataDir, { attach: opts.attach, log: opts.log })
-      const db = postgresDatabase(postgres({ ...server.connection, max: 20, onnotice: () => {}, connect_timeout: 10 }), { embedded: true })
+      const db = postgresDatabase((extra = {}) => postgres({ ...server.connection, max: 20, onnotice: () => {}, connect_timeout: 10, ...extra }), {
+        embedded: true,
+      })
       return {
         ...db,
         close: async () => {
@@ -153,8 +165,15 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   }
   if (pgliteFolder) opts.log?.(`${opts.dataDir} holds PGlite data (an earlier release): it stays on PGlite`)
   if (!memory) mkdirSync(opts.dataDir, { recursive: true })
+  // PGlite keeps the folder in this process's memory: a second process (a CLI beside the
+  // server) would write to a copy that is then lost, so it must fail here (the server's
+  // own start shares the lock it took: lockDataDir counts holders within a process).
+  const folderLock = memory ? undefined : await lockDataDir(opts.dataDir)
   const client = memory ? new PGlite({ parsers: DRIZZLE_PARSERS }) : new PGlite(opts.dataDir, { parsers: DRIZZLE_PARSERS })
-  await client.waitReady
+  await client.waitReady.catch((e) => {
+    folderLock?.release()
+    throw e
+  })
   const db = drizzlePglite(withoutQueryParsers(client), { schema }) as unknown as Db
   return {
     db,
@@ -165,11 +184,18 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
       await client.query('select 1')
     },
     leadership: async () => ({ release: async () => {} }),
-    close: () => client.close(),
+    close: async () => {
+      await client.close()
+      folderLock?.release()
+    },
   }
 }
 
-function postgresDatabase(client: postgres.Sql, opts: { embedded?: boolean } = {}): Database {
+/** What a second client of the same server may set differently (the leadership lock's own). */
+type ClientExtras = { max?: number; idle_timeout?: number; max_lifetime?: number; onclose?: (connId: number) => void }
+
+function postgresDatabase(connect: (extra?: ClientExtras) => postgres.Sql, opts: { embedded?: boolean } = {}): Database {
+  const client = connect()
   const db = drizzlePostgres(preparing(client), { schema }) as unknown as Db
   return {
     db,
@@ -190,7 +216,11 @@ function postgresDatabase(client: postgres.Sql, opts: { embedded?: boolean } = {
       await client`select 1`
     },
     leadership: async (name, signal) => {
-      const conn = await client.reserve()
+      // A client of its own, one connection: postgres.js hangs (and throws from a timer)
+      // on a reserved connection whose backend was terminated, while a client's own
+      // connection reports its close at once, and that close drops the lock.
+      let onClose = () => {}
+      const conn = connect({ max: 1, idle_timeout: 0, max_lifetime: 0, onclose: () => onClose() })
       try {
         for (;;) {
           const [row] = await conn`select pg_try_advisory_lock(${lockKey(name)}) as held`
@@ -199,13 +229,35 @@ function postgresDatabase(client: postgres.Sql, opts: { embedded?: boolean } = {
           await new Promise((r) => setTimeout(r, 1000))
         }
       } catch (e) {
-        conn.release()
+        await conn.end({ timeout: 1 }).catch(() => {})
         throw e
       }
+      let released = false
+      // Settles once the lock's connection is gone, or (a check every LEADERSHIP_CHECK_MS,
+      // for a connection replaced without a close seen) its backend holds no lock.
+      const lost = new Promise<void>((resolve) => {
+        onClose = () => {
+          if (!released) resolve()
+        }
+        const check = async () => {
+          while (!released) {
+            await new Promise((r) => setTimeout(r, LEADERSHIP_CHECK_MS))
+            if (released) return
+            const held = await conn`select count(*)::int as n from pg_locks where locktype = 'advisory' and granted and pid = pg_backend_pid()`
+              .then((rows) => (rows[0]?.n ?? 0) > 0)
+              .catch(() => false)
+            if (!held && !released) return resolve()
+          }
+        }
+        void check()
+      })
       return {
+        lost,
         release: async () => {
+          if (released) return
+          released = true
           await conn`select pg_advisory_unlock(${lockKey(name)})`.catch(() => {})
-          conn.release()
+          await conn.end({ timeout: 1 }).catch(() => {})
         },
       }
     },

@@ -1,7 +1,7 @@
 /**
- * Every event type of the spec, and a sample payload for each type the sandbox
- * can fabricate (POST /v1/test_helpers/events). Sample fields follow the spec's
- * tables exactly.
+ * Every event type of the spec (and port_order.status_changed, beyond it), and a
+ * sample payload for each type the spec lets the sandbox fabricate (POST
+ * /v1/test_helpers/events). Sample fields follow the spec's tables exactly.
  */
 export const EVENT_TYPES = [
   'call.initiated',
@@ -40,6 +40,9 @@ export const EVENT_TYPES = [
   'user.deleted',
   'phone_number.activated',
   'phone_number.disconnected',
+  // Beyond the spec's list: every status change of a port order (the spec records them
+  // for GET .../events but names no event), so a platform need not poll its orders.
+  'port_order.status_changed',
 ] as const
 
 export type EventType = (typeof EVENT_TYPES)[number]

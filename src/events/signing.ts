@@ -7,3 +7,13 @@ export function signatureHeader(secret: string, body: string, unixSeconds: numbe
 }
 
 export const newWebhookSecret = () => `whsec_${randomBytes(24).toString('base64url')}`
+
+/** The headers of one webhook delivery of `body`: what delivery sends, and what `cli listen` forwards. */
+export function deliveryHeaders(secret: string, accountId: string, body: string, unixSeconds: number): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'user-agent': 'Service-Webhook/1.0',
+    'x-service-signature': signatureHeader(secret, body, unixSeconds),
+    'x-service-account-id': accountId,
+  }
+}

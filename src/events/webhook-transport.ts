@@ -30,6 +30,29 @@ export interface WebhookTransport {
 
 class RefusedAddress extends Error {}
 
+/**
+ * Why delivery would refuse `rawUrl` from the URL alone, before any lookup: not a URL,
+ * not http or https, or a literal address in a refused range (address-guard.ts) while
+ * private targets are not allowed. A name is judged at send time, on each address it
+ * resolves to (guardedLookup below). The same check runs when an endpoint is created.
+ */
+export function urlRefusal(rawUrl: string, opts: { allowPrivateTargets: boolean }): string | undefined {
+  let url: URL
+  try {
+    url = new URL(rawUrl)
+  } catch {
+    return 'not a URL'
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return `${url.protocol} is not http or https`
+  const host = url.hostname.replace(/^\[|\]$/g, '')
+  // A literal address never goes through lookup: judge it here.
+  if (isIP(host) && !opts.allowPrivateTargets) {
+    const why = refusalReason(host)
+    if (why) return `${host} is a ${why}`
+  }
+  return undefined
+}
+
 export function httpWebhookTransport(opts: { allowPrivateTargets: boolean }): WebhookTransport {
   const agentOptions = { keepAlive: true, maxSockets: 256, maxFreeSockets: 64 }
   const httpAgent = new http.Agent(agentOptions)
@@ -50,19 +73,10 @@ export function httpWebhookTransport(opts: { allowPrivateTargets: boolean }): We
 
   return {
     send(req) {
-      let url: URL
-      try {
-        url = new URL(req.url)
-      } catch {
-        return Promise.resolve({ kind: 'refused', reason: 'not a URL' })
-      }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') return Promise.resolve({ kind: 'refused', reason: `${url.protocol} is not http or https` })
+      const refused = urlRefusal(req.url, opts)
+      if (refused !== undefined) return Promise.resolve({ kind: 'refused', reason: refused })
+      const url = new URL(req.url)
       const host = url.hostname.replace(/^\[|\]$/g, '')
-      // A literal address never goes through lookup: judge it here.
-      if (isIP(host) && !opts.allowPrivateTargets) {
-        const why = refusalReason(host)
-        if (why) return Promise.resolve({ kind: 'refused', reason: `${host} is a ${why}` })
-      }
       const secure = url.protocol === 'https:'
       return new Promise<WebhookResult>((resolve) => {
         let settled = false

@@ -134,6 +134,45 @@ describe('DurableScheduler', () => {
     expect(await s.deliverDueOf('thing', actorId)).toBe(0)
   })
 
+  test('a row rewritten while an older fire of it is in flight is delivered when that delivery ends, without another poll', async () => {
+    const clock = manualClock('2032-06-01T00:00:00.000Z')
+    const actorId = uid()
+    const first = await scheduleTimer(database.db, clock, { actorKind: 'thing', actorId, name: '$spawn', dueAt: clock.now(), event: { type: 'A' } })
+    let release!: () => void
+    const gate = new Promise<void>((r) => (release = r))
+    let entered!: () => void
+    const inFlight = new Promise<void>((r) => (entered = r))
+    const delivered: { event: unknown; current: boolean }[] = []
+    const s = new DurableScheduler({
+      db: database.db,
+      clock,
+      deliver: async (t) => {
+        if (t.actorId !== actorId) return
+        if (delivered.length === 0) {
+          entered()
+          await gate
+        }
+        delivered.push({ event: t.event, current: await claimTimer(database.db, t.id, t.token) })
+      },
+    })
+    const polled = s.tick() // delivers A and waits at the gate
+    await inFlight
+    // The writer replaces the row (a new token) and hands it over, as a step's commit does.
+    const second = await scheduleTimer(database.db, clock, { actorKind: 'thing', actorId, name: '$spawn', dueAt: clock.now(), event: { type: 'B' } })
+    expect(second.id).toBe(first.id)
+    const handed = s.deliverNow([second])
+    // The same fire handed over again is not queued twice.
+    const again = s.deliverNow([second])
+    release()
+    await Promise.all([polled, handed, again])
+    // A was stale by its claim; B came right behind it, from no poll of ours (only the one tick ran).
+    expect(delivered).toEqual([
+      { event: { type: 'A' }, current: false },
+      { event: { type: 'B' }, current: true },
+    ])
+    expect(await rowsOf(actorId)).toEqual([])
+  })
+
   test('a failed delivery leaves the row and is retried after a backoff', async () => {
     const clock = manualClock('2032-01-01T00:00:00.000Z')
     const actorId = uid()

@@ -13,11 +13,9 @@
  * poller wakes every few milliseconds of real time.
  */
 import { randomUUID } from 'node:crypto'
-import { and, asc, eq, lte, notLike } from 'drizzle-orm'
 import type { Clock } from '../clock'
 import type { Db } from '../db/client'
 import { statement } from '../db/statements'
-import { durableTimers } from '../db/schema'
 import { newId } from '../ids'
 
 export interface TimerRequest {
@@ -42,28 +40,58 @@ export interface TimerRow {
   event: Record<string, unknown>
 }
 
-const columns = {
-  id: durableTimers.id,
-  actorKind: durableTimers.actorKind,
-  actorId: durableTimers.actorId,
-  name: durableTimers.name,
-  token: durableTimers.token,
-  dueAt: durableTimers.dueAt,
-  event: durableTimers.event,
-}
+type RawTimer = { id: string; actor_kind: string; actor_id: string; name: string; token: string; due_at: string | Date; event: unknown }
 
-/** Schedules (or replaces) the actor's timer of this name. Returns the row with its new token. */
+const timerOf = (r: RawTimer): TimerRow => ({
+  id: r.id,
+  actorKind: r.actor_kind,
+  actorId: r.actor_id,
+  name: r.name,
+  token: r.token,
+  dueAt: new Date(r.due_at),
+  event: (typeof r.event === 'string' ? JSON.parse(r.event) : r.event) as Record<string, unknown>,
+})
+
+// Every durable message a request or a step writes (a command, a tell, a spawn) goes
+// through SCHEDULE, and every fire through CLAIM: fixed text, prepared per connection
+// on PostgreSQL, instead of drizzle building them anew each time.
+const SCHEDULE = statement<{ id: string }>(
+  `insert into durable_timers (id, actor_kind, actor_id, name, token, due_at, event, shard, created_at)
+    values ($1, $2, $3, $4, $5, $6::timestamptz, $7::jsonb, $8, $9::timestamptz)
+    on conflict (actor_kind, actor_id, name) do update set token = excluded.token, due_at = excluded.due_at, event = excluded.event, shard = excluded.shard
+    returning id`,
+)
+const INSERT_MANY = statement(
+  `insert into durable_timers (id, actor_kind, actor_id, name, token, due_at, event, shard, created_at)
+    select id, actor_kind, actor_id, name, token, due_at, event, shard, created_at from jsonb_to_recordset($1::jsonb)
+      as x(id text, actor_kind text, actor_id text, name text, token text, due_at timestamptz, event jsonb, shard integer, created_at timestamptz)`,
+)
+const CANCEL = statement<{ id: string }>(`delete from durable_timers where actor_kind = $1 and actor_id = $2 and name = $3 returning id`)
+const CANCEL_OWN = statement(`delete from durable_timers where actor_kind = $1 and actor_id = $2 and name not like $3`)
+const CLAIM = statement<{ id: string }>(`delete from durable_timers where id = $1 and token = $2 returning id`)
+const DUE_OF = statement<RawTimer>(
+  `select id, actor_kind, actor_id, name, token, due_at, event from durable_timers
+    where actor_kind = $1 and actor_id = $2 and due_at <= $3::timestamptz order by due_at, id`,
+)
+
+/**
+ * Schedules (or replaces) the actor's timer of this name. Returns the row with its new
+ * token; a replaced row keeps its id, and its due time and event are the request's.
+ */
 export async function scheduleTimer(tx: Db, clock: Clock, req: TimerRequest): Promise<TimerRow> {
   const token = randomUUID()
-  const [row] = await tx
-    .insert(durableTimers)
-    .values({ id: newId('timer'), ...req, shard: req.shard ?? 0, token, createdAt: clock.now() })
-    .onConflictDoUpdate({
-      target: [durableTimers.actorKind, durableTimers.actorId, durableTimers.name],
-      set: { token, dueAt: req.dueAt, event: req.event, shard: req.shard ?? 0 },
-    })
-    .returning(columns)
-  return row as TimerRow
+  const [row] = await SCHEDULE.rows(tx, [
+    newId('timer'),
+    req.actorKind,
+    req.actorId,
+    req.name,
+    token,
+    req.dueAt.toISOString(),
+    JSON.stringify(req.event),
+    req.shard ?? 0,
+    clock.now().toISOString(),
+  ])
+  return { id: row!.id, actorKind: req.actorKind, actorId: req.actorId, name: req.name, token, dueAt: req.dueAt, event: req.event }
 }
 
 /** Timers of an actor that has none yet (a fresh actor): one insert for all, one row per name (the last wins). */
@@ -71,17 +99,24 @@ export async function insertTimers(tx: Db, clock: Clock, reqs: TimerRequest[]): 
   const byName = new Map<string, TimerRequest>()
   for (const r of reqs) byName.set(`${r.actorKind}\u0000${r.actorId}\u0000${r.name}`, r)
   if (byName.size === 0) return
-  const createdAt = clock.now()
-  await tx.insert(durableTimers).values([...byName.values()].map((r) => ({ id: newId('timer'), ...r, shard: r.shard ?? 0, token: randomUUID(), createdAt })))
+  const createdAt = clock.now().toISOString()
+  const rows = [...byName.values()].map((r) => ({
+    id: newId('timer'),
+    actor_kind: r.actorKind,
+    actor_id: r.actorId,
+    name: r.name,
+    token: randomUUID(),
+    due_at: r.dueAt.toISOString(),
+    event: r.event,
+    shard: r.shard ?? 0,
+    created_at: createdAt,
+  }))
+  await INSERT_MANY.rows(tx, [JSON.stringify(rows)])
 }
 
 /** Cancels the actor's timer of this name (if any): a fire already in flight is then dropped. */
 export async function cancelTimer(tx: Db, actorKind: string, actorId: string, name: string): Promise<boolean> {
-  const rows = await tx
-    .delete(durableTimers)
-    .where(and(eq(durableTimers.actorKind, actorKind), eq(durableTimers.actorId, actorId), eq(durableTimers.name, name)))
-    .returning({ id: durableTimers.id })
-  return rows.length > 0
+  return (await CANCEL.rows(tx, [actorKind, actorId, name])).length > 0
 }
 
 /**
@@ -94,21 +129,15 @@ export const MESSAGE_NAME_PREFIX = '$'
 
 /** Cancels the actor's own timers (it reached a final state or was stopped); messages to it stay. */
 export async function cancelActorTimers(tx: Db, actorKind: string, actorId: string): Promise<void> {
-  await tx
-    .delete(durableTimers)
-    .where(and(eq(durableTimers.actorKind, actorKind), eq(durableTimers.actorId, actorId), notLike(durableTimers.name, `${MESSAGE_NAME_PREFIX}%`)))
+  await CANCEL_OWN.rows(tx, [actorKind, actorId, `${MESSAGE_NAME_PREFIX}%`])
 }
 
 /** Takes the fire inside the step's transaction: true when it was still current (the row is gone now). */
 export async function claimTimer(tx: Db, id: string, token: string): Promise<boolean> {
-  const rows = await tx
-    .delete(durableTimers)
-    .where(and(eq(durableTimers.id, id), eq(durableTimers.token, token)))
-    .returning({ id: durableTimers.id })
-  return rows.length > 0
+  return (await CLAIM.rows(tx, [id, token])).length > 0
 }
 
-const DUE_POLL = statement<{ id: string | null; actor_kind: string; actor_id: string; name: string; token: string; due_at: string | Date; event: unknown }>(
+const DUE_POLL = statement<Omit<RawTimer, 'id'> & { id: string | null }>(
   `(select id, actor_kind, actor_id, name, token, due_at, event from durable_timers
       where due_at <= $1::timestamptz
         and id not in (select jsonb_array_elements_text($2::jsonb))
@@ -135,27 +164,14 @@ export async function duePoll(db: Db, now: Date, limit = 100, exclude: string[] 
       if (r.due_at !== null) nextDue = new Date(r.due_at)
       continue
     }
-    due.push({
-      id: r.id,
-      actorKind: r.actor_kind,
-      actorId: r.actor_id,
-      name: r.name,
-      token: r.token,
-      dueAt: new Date(r.due_at),
-      event: (typeof r.event === 'string' ? JSON.parse(r.event) : r.event) as Record<string, unknown>,
-    })
+    due.push(timerOf(r as RawTimer))
   }
   return { due, nextDue }
 }
 
 /** The due timers of one actor (a wake-up right after a commit wrote its durable messages). */
 export async function dueTimersOf(db: Db, now: Date, actorKind: string, actorId: string): Promise<TimerRow[]> {
-  const rows = await db
-    .select(columns)
-    .from(durableTimers)
-    .where(and(eq(durableTimers.actorKind, actorKind), eq(durableTimers.actorId, actorId), lte(durableTimers.dueAt, now)))
-    .orderBy(asc(durableTimers.dueAt), asc(durableTimers.id))
-  return rows as TimerRow[]
+  return (await DUE_OF.rows(db, [actorKind, actorId, now.toISOString()])).map(timerOf)
 }
 
 export interface DurableSchedulerOptions {
@@ -189,9 +205,24 @@ export interface DurableSchedulerOptions {
  * writes a timer in this process says so (`wake`), so a timer due now is not left
  * waiting for a poll.
  */
+/** How many delivered fires a scheduler remembers, to drop late copies of them. */
+const RECENTLY_DELIVERED = 10_000
+
 export class DurableScheduler {
-  /** Fires being delivered, by timer id: a second delivery of one waits for it instead. */
-  private readonly inFlight = new Map<string, Promise<void>>()
+  /** Fires being delivered, by timer id: a second delivery of the same fire (same token) waits for it instead. */
+  private readonly inFlight = new Map<string, { token: string; done: Promise<void> }>()
+  /**
+   * Fires delivered here lately (timer id → token): a copy of one read before its
+   * delivery ended (a wake's query racing the poll) is stale, and is not delivered
+   * again. Bounded: an older copy only costs a stale step, which its claim drops.
+   */
+  private readonly delivered = new Map<string, string>()
+  /**
+   * The row as last rewritten (a new token) while an older fire of it was in flight,
+   * by timer id: delivered as soon as that delivery ends, so the rewrite does not wait
+   * for a poll, which skips rows in flight and takes the oldest due first.
+   */
+  private readonly next = new Map<string, { timer: TimerRow; done: Promise<void>; settle: () => void }>()
   /** Real-time (Date.now()) earliest retry of a fire whose delivery failed, with its attempt count. */
   private readonly failed = new Map<string, { attempts: number; retryAt: number }>()
   private handle: ReturnType<typeof setTimeout> | undefined
@@ -297,14 +328,36 @@ export class DurableScheduler {
     return Math.max(0, Math.min(this.interval, this.opts.clock.realDelayMs(nextDue.getTime() - this.opts.clock.now().getTime())))
   }
 
-  /** Delivers a fire, or waits for the delivery of it already under way. */
+  /**
+   * Delivers a fire, or waits for the delivery of it already under way. A fire of the
+   * same row with another token (the row was rewritten) goes right after the delivery
+   * under way; of several such, the last given wins.
+   */
   private deliverOne(t: TimerRow): Promise<void> {
+    if (this.delivered.get(t.id) === t.token) return Promise.resolve()
     const running = this.inFlight.get(t.id)
-    if (running) return running
-    const delivery = this.opts
+    if (!running) return this.launch(t)
+    if (running.token === t.token) return running.done
+    const queued = this.next.get(t.id)
+    if (queued) {
+      queued.timer = t
+      return queued.done
+    }
+    let settle!: () => void
+    const done = new Promise<void>((r) => (settle = r))
+    this.next.set(t.id, { timer: t, done, settle })
+    return done
+  }
+
+  private launch(t: TimerRow): Promise<void> {
+    const done = this.opts
       .deliver(t)
       .then(
-        () => void this.failed.delete(t.id),
+        () => {
+          this.failed.delete(t.id)
+          if (this.delivered.size >= RECENTLY_DELIVERED) this.delivered.delete(this.delivered.keys().next().value!)
+          this.delivered.set(t.id, t.token)
+        },
         (e) => {
           const attempts = (this.failed.get(t.id)?.attempts ?? 0) + 1
           const delay = Math.min(30_000, 50 * 2 ** attempts) * (0.5 + Math.random() / 2)
@@ -312,8 +365,16 @@ export class DurableScheduler {
           this.opts.onError?.(e, t)
         },
       )
-      .finally(() => this.inFlight.delete(t.id))
-    this.inFlight.set(t.id, delivery)
-    return delivery
+      .finally(() => {
+        this.inFlight.delete(t.id)
+        const queued = this.next.get(t.id)
+        if (!queued) return
+        this.next.delete(t.id)
+        // After a failure the row waits out its backoff, and the poll reads it as it is by then.
+        if (this.failed.has(t.id)) return queued.settle()
+        this.deliverOne(queued.timer).then(queued.settle)
+      })
+    this.inFlight.set(t.id, { token: t.token, done })
+    return done
   }
 }

@@ -163,6 +163,21 @@ export const AccountTos = T.Object({
   pricing: T.Optional(Nullable(AccountPricingResponse)),
 })
 
+export const E911Status = T.Union([T.Literal('unvalidated'), T.Literal('validated'), T.Literal('invalid'), T.Literal('provisioned')], {
+  description:
+    'E911 state of the location’s current address: unvalidated (never checked, or the address changed since), validated (validate-e911 passed), invalid (validate-e911 found problems, listed by the last validation), provisioned (registered for emergency dispatch by provision-e911).',
+})
+
+/** The E911 fields of a Location (services/e911: validate-e911, provision-e911). */
+const LocationE911Fields = {
+  e911_status: E911Status,
+  e911_provisioned: T.Boolean({
+    description: 'true when e911_status is provisioned: emergency calls from this location carry it (call.emergency location_id and location_name).',
+  }),
+  e911_validated_at: Nullable(DateTime()),
+  e911_provisioned_at: Nullable(DateTime()),
+}
+
 export const Location = T.Object({
   id: T.String(),
   object: T.Literal('location'),
@@ -170,6 +185,7 @@ export const Location = T.Object({
   name: Nullable(T.String()),
   status: T.Union([T.Literal('active'), T.Literal('inactive')]),
   address: StoredAddress,
+  ...LocationE911Fields,
   created_at: DateTime(),
   updated_at: DateTime(),
 })

@@ -50,6 +50,9 @@ export const Voicemail = T.Object({
   object: T.Literal('voicemail'),
   account: T.String(),
   owner: Nullable(T.String({ description: 'the owning user; null for a shared box' })),
+  shared_voicemail_box_id: Nullable(
+    T.String({ description: 'the shared voicemail box the message was left in; null for a user’s own voicemail, or once the box is deleted' }),
+  ),
   call_id: Nullable(T.String()),
   from_number: Nullable(T.String()),
   from_name: Nullable(T.String()),

@@ -31,6 +31,27 @@ export const WebhookEndpoint = T.Object({
   updated_at: DateTime(),
 })
 
+/** One delivery attempt of an event to an endpoint (extension: the attempt log). */
+export const WebhookAttempt = T.Object({
+  id: T.String(),
+  object: T.Literal('webhook_attempt'),
+  webhook_endpoint: T.String(),
+  delivery: T.String({ description: 'the delivery (one per event and endpoint) this attempt belongs to; the dead-letter queue names it' }),
+  event_id: T.String(),
+  event: T.String({ description: 'the event type' }),
+  attempt: T.Integer({ minimum: 1, description: '1 for the first try of the delivery; counts on after a replay' }),
+  status: T.Union([T.Literal('succeeded'), T.Literal('failed')]),
+  status_code: Nullable(T.Integer({ description: 'the receiver’s HTTP status; null when it did not answer (refused, timeout, connection error)' })),
+  failure_reason: Nullable(T.String({ description: 'why the attempt failed (as HTTP 500, refused: …, or the connection error); null on success' })),
+  duration_ms: T.Integer({ minimum: 0, description: 'from sending to the answer or the failure' }),
+  created_at: DateTime(),
+})
+
+export const WebhookAttemptFilters = {
+  event: T.Optional(T.String({ minLength: 1, maxLength: 100, description: 'only attempts of events of this type' })),
+  status: T.Optional(T.Union([T.Literal('succeeded'), T.Literal('failed')], { description: 'only successful or only failed attempts' })),
+}
+
 export const CreateTestEventRequest = Body({ event: T.String({ minLength: 1, maxLength: 100 }) })
 
 export const Event = T.Object({

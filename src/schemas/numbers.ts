@@ -53,3 +53,33 @@ export const CreatePhoneNumberOrderRequest = Body({
 })
 
 export const ReassignPhoneNumberRequest = Body({ account: Id() }, 'account: the account that takes the number (same platform, same mode)')
+
+export const UpdatePhoneNumberRequest = Body(
+  {
+    status: T.Optional(
+      T.Union([T.Literal('active'), T.Literal('inactive')], {
+        description:
+          'active or inactive. active on a released number recovers it (counts against max_phone_numbers); inactive keeps the number on the account (still counted) but out of service. released is reached only through POST .../disconnect; pending numbers change status only when their order completes.',
+      }),
+    ),
+  },
+  'Fields to change; an omitted field keeps its value',
+)
+
+export const SMS_PORT_OUT_STATUSES = ['open', 'locked'] as const
+
+export const SmsPortOut = T.Object({
+  object: T.Literal('sms_port_out'),
+  phone_number: T.String({ description: 'ID of the phone number' }),
+  number: T.String({ description: 'E.164' }),
+  status: oneOf(
+    SMS_PORT_OUT_STATUSES,
+    'open: the number’s SMS service may be ported out to another messaging provider until expires_at; locked: any SMS port-out is refused',
+  ),
+  opened_at: Nullable(T.String({ format: 'date-time', description: 'when the open window was opened; null when locked' })),
+  expires_at: Nullable(T.String({ format: 'date-time', description: 'when the open window locks again by itself; null when locked' })),
+})
+
+export const SetSmsPortOutRequest = Body({
+  status: oneOf(SMS_PORT_OUT_STATUSES, 'open opens (or renews) the window for 72 hours; locked closes it at once'),
+})

@@ -109,7 +109,7 @@ export const Schedule = T.Object(
   { title: 'Schedule' },
 )
 
-export const CreateScheduleRequest = Body({ name: Name(), time_zone: TimeZone(), hours: T.Optional(Hours), holidays: T.Optional(Holidays) })
+export const CreateScheduleRequest = Body({ name: Name(), time_zone: T.Optional(TimeZone()), hours: T.Optional(Hours), holidays: T.Optional(Holidays) })
 export const UpdateScheduleRequest = Body({
   name: T.Optional(Name()),
   time_zone: T.Optional(TimeZone()),
@@ -393,6 +393,17 @@ export const CreateTestInboundCallRequest = Body({
       minimum: 0,
       maximum: 3600,
       description: 'the caller hangs up this many seconds after the call arrives unless answered by then (abandons a queue)',
+    }),
+  ),
+  queue_priority: T.Optional(
+    T.Integer({ minimum: -100, maximum: 100, description: 'the caller’s priority in a queue: higher waits ahead of lower, equal in arrival order; default 0' }),
+  ),
+  queue_callback_after_seconds: T.Optional(
+    T.Integer({
+      minimum: 0,
+      maximum: 3600,
+      description:
+        'the caller asks for a callback this many seconds after entering a queue (while waiting, not while agents ring) and hangs up; the place is kept and, at the head, an agent calls back (queue.call.callback_requested, then callback_attempted)',
     }),
   ),
 })

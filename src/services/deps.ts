@@ -3,6 +3,7 @@ import type { Config } from '../config'
 import type { Db } from '../db/client'
 import type { Logger } from '../logger'
 import type { AddressGeocoder } from './accounts/geocoding'
+import type { RoutingCheck } from './routing/config'
 
 /**
  * Durable messages to actors, written in the caller's transaction so that they
@@ -27,6 +28,8 @@ export interface Deps {
   config: Config
   log: Logger
   geocoder: AddressGeocoder
+  /** The routing engine's write-time check (loops, targets), which src/ may not import: filled in by the composition root. */
+  routingCheck: RoutingCheck
   /** Absent where no actor runs behind the services (unit tests): then no message is written. */
   actorMessages?: ActorMessages
 }

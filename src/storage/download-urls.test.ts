@@ -6,6 +6,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { createHmac } from 'node:crypto'
 import fc from 'fast-check'
+import { TEST_MASTER_KEY } from '../../test/support/service'
+import { createKeyRing, parseMasterKey } from '../auth/key-encryption'
+import { sweepSealedValues } from '../auth/sealed-columns'
 import { manualClock } from '../clock'
 import { openDatabase, type Database } from '../db/client'
 import { DEFAULT_DOWNLOAD_TTL_MS, DOWNLOAD_PATH_PREFIX, loadDownloadSigningKey, signDownload, verifyDownload, type DownloadGrant } from './download-urls'
@@ -87,18 +90,21 @@ describe('signed download URLs', () => {
 
 describe('download signing key', () => {
   let database: Database
+  // On DATABASE_URL this is the shared database `test`: its key is the test services' key.
+  const ring = createKeyRing(parseMasterKey(TEST_MASTER_KEY)!)
   beforeAll(async () => {
     database = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: 'memory://' })
     await database.migrate()
+    await sweepSealedValues(database.db, ring, 'the test key')
   })
   afterAll(async () => {
     await database.close()
   })
 
   test('is made once and then the same for every caller', async () => {
-    const [a, b] = await Promise.all([loadDownloadSigningKey(database.db), loadDownloadSigningKey(database.db)])
+    const [a, b] = await Promise.all([loadDownloadSigningKey(database.db, ring), loadDownloadSigningKey(database.db, ring)])
     expect(a).toBe(b)
     expect(a.length).toBeGreaterThanOrEqual(32)
-    expect(await loadDownloadSigningKey(database.db)).toBe(a)
+    expect(await loadDownloadSigningKey(database.db, ring)).toBe(a)
   })
 })

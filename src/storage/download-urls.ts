@@ -4,10 +4,10 @@
  * the audio without an API key until it expires, so the token carries the storage key
  * and content type under an HMAC and the route serving it trusts nothing else.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { eq } from 'drizzle-orm'
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import type { KeyRing } from '../auth/key-encryption'
 import type { Db } from '../db/client'
-import { settings } from '../db/schema'
+import { loadServerKey } from '../services/platform/secrets'
 
 /**
  * Where the route serving downloads is mounted (outside /v1: every /v1 operation
@@ -16,7 +16,6 @@ import { settings } from '../db/schema'
 export const DOWNLOAD_PATH_PREFIX = '/downloads/'
 /** Long enough to start playback or hand the URL to a player, short enough to leak little. */
 export const DEFAULT_DOWNLOAD_TTL_MS = 60 * 60 * 1000
-const SETTING_KEY = 'download_url_key'
 // Domain separation: a MAC made for something else with the same secret never verifies here.
 const CONTEXT = 'voice.download.v1.'
 
@@ -79,15 +78,9 @@ export function verifyDownload(secret: Secret, tokenOrPath: string, now: Date): 
 }
 
 /**
- * The server-wide signing secret, made once and kept in the settings table so that
- * every gateway verifies URLs any other one signed. Insert-if-absent then read, so
- * two processes starting together still agree.
+ * The server-wide signing secret, made once and kept (sealed) in the settings table so
+ * that every gateway verifies URLs any other one signed.
  */
-export async function loadDownloadSigningKey(db: Db): Promise<string> {
-  await db
-    .insert(settings)
-    .values({ key: SETTING_KEY, value: randomBytes(32).toString('base64url') })
-    .onConflictDoNothing()
-  const [row] = await db.select().from(settings).where(eq(settings.key, SETTING_KEY))
-  return row!.value
+export function loadDownloadSigningKey(db: Db, ring: KeyRing): Promise<string> {
+  return loadServerKey(db, ring, 'download_url_key')
 }

@@ -19,6 +19,9 @@
  *   provisioning  configuration fetches/s (401 challenge + Digest GET) for 10,000 Yealink
  *              desk phones against a freshly restarted service (cold cache), on the
  *              embedded default and on PostgreSQL; scenarios/provisioning.ts
+ *   sip        sipp over loopback UDP: REGISTERs/s with digest and calls/s through the
+ *              B2BUA, rates ramped until the service falls behind, and relayed RTP's loss
+ *              and jitter; sip.ts
  *
  * Environment:
  *   DATABASE_URL        PostgreSQL to use (default postgres://root@127.0.0.1:5432/test);
@@ -95,6 +98,14 @@ const SCENARIOS: Record<string, Scenario> = {
     // Creating 10,000 devices through the API takes about a minute per backend on 2 busy cores; a run took 300 s.
     timeBudgetMs: 600_000,
     run: async (ctx) => (await import('./scenarios/provisioning')).run(ctx),
+  },
+  sip: {
+    description:
+      'sipp over loopback UDP: REGISTERs/s with digest (2,000 lines), calls/s through the B2BUA (INVITE, 407, 200, BYE), rates ramped; relayed RTP loss and jitter',
+    postgres: 'optional',
+    // Setup through the API, a ramp of REGISTER rates and one of call rates, per backend.
+    timeBudgetMs: 600_000,
+    run: async (ctx) => (await import('./sip')).run(ctx),
   },
 }
 

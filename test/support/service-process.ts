@@ -7,7 +7,7 @@
 import type { Subprocess } from 'bun'
 import { join } from 'node:path'
 import { collectOutput, freePort } from './scratch-postgres'
-import { callApi, type CallOptions } from './service'
+import { callApi, type CallOptions, TEST_MASTER_KEY } from './service'
 
 const ROOT = join(import.meta.dir, '..', '..')
 
@@ -40,6 +40,8 @@ export const SERVICE_SETTINGS = [
   'SHARD_LEASE_MS',
   'EVENT_STREAM_HEARTBEAT_S',
   'EVENT_STREAM_POLL_S',
+  'VOICE_MASTER_KEY',
+  'VOICE_MASTER_KEY_PREVIOUS',
 ]
 
 export interface ServiceProcess {
@@ -57,7 +59,9 @@ export async function startServiceProcess(settings: Record<string, string>, args
   const port = await freePort()
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !SERVICE_SETTINGS.includes(k)) env[k] = v
-  Object.assign(env, { HOST: '127.0.0.1', SIP_PORT: '0', RATE_LIMIT_PER_SECOND: '0', LOG_LEVEL: 'warn', ...settings, PORT: String(port) })
+  // Processes on one PostgreSQL database share its master key; on a DATA_DIR of their own, its key file.
+  const key = settings.DATABASE_URL && !('VOICE_MASTER_KEY' in settings) ? { VOICE_MASTER_KEY: TEST_MASTER_KEY } : {}
+  Object.assign(env, { HOST: '127.0.0.1', SIP_PORT: '0', RATE_LIMIT_PER_SECOND: '0', LOG_LEVEL: 'warn', ...key, ...settings, PORT: String(port) })
   const proc = Bun.spawn([process.execPath, 'src/main.ts', ...args], { cwd: ROOT, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
   const url = `http://127.0.0.1:${port}`
   const log = { text: '' }

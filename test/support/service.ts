@@ -10,6 +10,11 @@ import { conformanceOf } from './openapi-conformance'
 import { startService, type Service, type ServiceOptions } from '../../src/server'
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789'
+/**
+ * The master key of every test service on DATABASE_URL: the database `test` is shared
+ * by every test file and process, which must all open what the others sealed.
+ */
+export const TEST_MASTER_KEY = '7e570123456789abcdef0123456789abcdef0123456789abcdef0123456789ab'
 
 export interface CallOptions {
   key?: string
@@ -80,6 +85,9 @@ export async function startTestService(env: Record<string, string> = {}, opts: S
       VOICE_ADMIN_TOKEN: ADMIN_TOKEN,
       RATE_LIMIT_PER_SECOND: '0',
       LOG_LEVEL: 'silent',
+      VOICE_MASTER_KEY: TEST_MASTER_KEY,
+      // The media role answers SIP: on a free port, as HTTP.
+      SIP_PORT: '0',
       ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
       // With NATS the bus and the actor placement go over it (workers hold shard leases).
       ...(process.env.NATS_URL ? { NATS_URL: process.env.NATS_URL } : {}),
@@ -93,6 +101,7 @@ export async function startTestService(env: Record<string, string> = {}, opts: S
 
   const call = <T>(method: string, path: string, o: CallOptions = {}) => callApi<T>(baseUrl, method, path, o)
   const cleanups: (() => Promise<unknown>)[] = []
+  let stopped: Promise<void> | undefined
 
   const t: TestService = {
     service,
@@ -110,9 +119,13 @@ export async function startTestService(env: Record<string, string> = {}, opts: S
       return { id: r.body.id, key, account: r.body }
     },
     beforeStop: (fn) => void cleanups.push(fn),
-    async stop() {
-      for (const fn of cleanups.splice(0)) await fn().catch(() => {})
-      await service.stop()
+    // Once: a test may stop its service early, and afterAll stops it again.
+    stop() {
+      stopped ??= (async () => {
+        for (const fn of cleanups.splice(0)) await fn().catch(() => {})
+        await service.stop()
+      })()
+      return stopped
     },
   }
   afterAll(() => t.stop())

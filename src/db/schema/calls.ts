@@ -1,6 +1,7 @@
-import { boolean, index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core'
+import { boolean, doublePrecision, index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core'
 import { accounts } from './accounts'
 import { ts } from './columns'
+import { sharedVoicemailBoxes } from './routing'
 
 /** The call log: one row per call, written as the call moves; `status` stays null while in flight. */
 export const calls = pgTable(
@@ -71,6 +72,12 @@ export const voicemails = pgTable(
       .references(() => accounts.id, { onDelete: 'cascade' }),
     /** The owning user; null for a shared voicemail box. */
     userId: text('user_id'),
+    /**
+     * The shared box the message was left in. A message is a record, like the call
+     * log: deleting the box keeps it (the reference becomes null), as deleting a user
+     * keeps theirs.
+     */
+    sharedVoicemailBoxId: text('shared_voicemail_box_id').references(() => sharedVoicemailBoxes.id, { onDelete: 'set null' }),
     callId: text('call_id'),
     fromNumber: text('from_number'),
     fromName: text('from_name'),
@@ -83,7 +90,7 @@ export const voicemails = pgTable(
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },
-  (t) => [index('voicemails_account_page_idx').on(t.accountId, t.createdAt, t.id)],
+  (t) => [index('voicemails_account_page_idx').on(t.accountId, t.createdAt, t.id), index('voicemails_box_idx').on(t.sharedVoicemailBoxId)],
 )
 
 /** Listeners attached to an active call (monitoring). */
@@ -102,4 +109,59 @@ export const callListeners = pgTable(
     updatedAt: ts('updated_at').notNull(),
   },
   (t) => [index('call_listeners_call_idx').on(t.callId, t.createdAt, t.id)],
+)
+
+/**
+ * The media processes (the `media` role) alive now: each writes its heartbeat every
+ * few seconds and removes its row when it stops. A SIP call's actor names the process
+ * holding its legs; a process whose heartbeat stopped (killed, or its machine lost)
+ * has its calls ended `failed` (src/services/calls/media-watchdog.ts).
+ */
+export const mediaNodes = pgTable('media_nodes', {
+  id: text('id').primaryKey(),
+  startedAt: ts('started_at').notNull(),
+  /** Wall time: heartbeats are real seconds whatever VOICE_CLOCK_SPEED. */
+  heartbeatAt: ts('heartbeat_at').notNull(),
+})
+
+/** One leg's RTP figures as kept: what the platform received from that side's phone; loss, jitter and MOS null when it received nothing. */
+export interface StoredLegQuality {
+  packets_received: number
+  packets_sent: number
+  packets_lost: number
+  /** 0..1 */
+  loss_fraction: number | null
+  jitter_ms: number | null
+  /** E-model estimate, 1..4.5 */
+  mos: number | null
+}
+
+/**
+ * The media quality of an answered SIP call, written once by the media process when
+ * the call ends (src/services/quality). No reference to `calls`: the call actor writes
+ * the call log row asynchronously and the figures may arrive first; the reads join
+ * the call log. Deleting the account deletes them, as it deletes its calls.
+ */
+export const callQuality = pgTable(
+  'call_quality',
+  {
+    callId: text('call_id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    /** When the media ended (the call's end): the summary buckets calls by it. */
+    endedAt: ts('ended_at').notNull(),
+    caller: jsonb('caller').$type<StoredLegQuality>().notNull(),
+    callee: jsonb('callee').$type<StoredLegQuality>().notNull(),
+    /** The worse leg's MOS; null when neither leg received audio. */
+    mos: doublePrecision('mos'),
+    /** The worse leg's loss fraction (0..1), of the legs that received audio. */
+    packetLoss: doublePrecision('packet_loss'),
+    /** The worse leg's jitter, of the legs that received audio. */
+    jitterMs: doublePrecision('jitter_ms'),
+    /** At least one leg received no RTP at all (one-way or no audio). */
+    missingAudio: boolean('missing_audio').notNull(),
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('call_quality_account_ended_idx').on(t.accountId, t.endedAt)],
 )

@@ -34,7 +34,7 @@ export const webhookEndpoints = pgTable(
     accountId: text('account_id'),
     mode: text('mode', { enum: ['test', 'live'] }).notNull(),
     url: text('url').notNull(),
-    /** Needed in clear to sign; never returned after the create response. */
+    /** Sealed under the master key (src/auth/): opened to sign; never returned after the create response. */
     secret: text('secret').notNull(),
     enabledEvents: jsonb('enabled_events').$type<string[]>().notNull(),
     description: text('description'),
@@ -74,6 +74,36 @@ export const webhookDeliveries = pgTable(
     index('webhook_deliveries_dead_idx').on(t.updatedAt, t.id).where(sql`${t.state} = 'dead'`),
     index('webhook_deliveries_endpoint_idx').on(t.endpointId, t.eventSeq),
   ],
+)
+
+/**
+ * Every delivery attempt, written in the statement that records its outcome (see
+ * src/events/delivery): which endpoint, event and try, and how it went. Listed per
+ * endpoint (GET /v1/webhook_endpoints/{id}/attempts), newest first; deleted with its
+ * event by the outbox retention (src/events/retention.ts), by `event_seq`.
+ */
+export const webhookAttempts = pgTable(
+  'webhook_attempts',
+  {
+    id: text('id').primaryKey(),
+    endpointId: text('endpoint_id').notNull(),
+    deliveryId: text('delivery_id').notNull(),
+    eventSeq: bigint('event_seq', { mode: 'number' }).notNull(),
+    eventId: text('event_id').notNull(),
+    eventType: text('event_type').notNull(),
+    /** 1 for the first try of the delivery; the count goes on after a replay. */
+    attempt: integer('attempt').notNull(),
+    succeeded: boolean('succeeded').notNull(),
+    /** The receiver's HTTP status, when it answered. */
+    statusCode: integer('status_code'),
+    /** Why a failed attempt failed (as the delivery's last_error); null on success. */
+    failureReason: text('failure_reason'),
+    /** Real milliseconds from sending to the answer (or the failure). */
+    durationMs: integer('duration_ms').notNull(),
+    /** When the attempt was sent (the service clock). */
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('webhook_attempts_endpoint_idx').on(t.endpointId, t.createdAt, t.id), index('webhook_attempts_event_seq_idx').on(t.eventSeq)],
 )
 
 /** The recorded operator mailbox, used when no SMTP_URL is configured. */

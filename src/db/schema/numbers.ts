@@ -21,6 +21,11 @@ export const phoneNumbers = pgTable(
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
     releasedAt: ts('released_at'),
+    /** When the number last became active on its account: the 30-day minimum hold before a disconnect runs from here (null: created_at). */
+    activatedAt: ts('activated_at'),
+    /** The SMS port-out window: open while sms_port_out_expires_at is in the future; null, locked. */
+    smsPortOutOpenedAt: ts('sms_port_out_opened_at'),
+    smsPortOutExpiresAt: ts('sms_port_out_expires_at'),
   },
   (t) => [
     uniqueIndex('phone_numbers_live_uq').on(t.number).where(sql`${t.status} <> 'released'`),

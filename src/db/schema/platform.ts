@@ -29,7 +29,7 @@ export const apiKeys = pgTable(
   (t) => [index('api_keys_platform_idx').on(t.platformId)],
 )
 
-/** Server-wide secrets and settings that every process must share (cursor and JWT keys). */
+/** Server-wide secrets and settings that every process must share (cursor and JWT keys, sealed under the master key: src/auth/). */
 export const settings = pgTable('settings', {
   key: text('key').primaryKey(),
   value: text('value').notNull(),

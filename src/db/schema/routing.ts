@@ -147,7 +147,7 @@ export const voiceApps = pgTable(
     url: text('url'),
     /** ai_agent apps: the agent that answers. */
     aiAgent: text('ai_agent'),
-    /** Signs the app's webhooks; shown only in the create and rotate_secret answers. */
+    /** Signs the app's webhooks; sealed under the master key (src/auth/); shown only in the create and rotate_secret answers. */
     secret: text('secret').notNull(),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),

@@ -7,6 +7,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { createHmac } from 'node:crypto'
+import { createKeyRing, MasterKey } from '../../auth/key-encryption'
+import { holdKeyRing } from '../../auth/master-key'
+import { sealedContext } from '../../auth/sealed-columns'
 import { manualClock } from '../../clock'
 import type { Database } from '../../db/client'
 import { webhookDeliveries, webhookEndpoints } from '../../db/schema'
@@ -173,6 +176,30 @@ describe('one attempt', () => {
     expect(req!.headers['x-service-signature']).toBe(`t=${unix},v1=${v1}`)
   })
 
+  test('a secret stored sealed (src/auth/) is opened to sign; a new secret for the same endpoint is opened anew', async () => {
+    const ring = createKeyRing(MasterKey.generate())
+    const release = holdKeyRing(ring)
+    try {
+      const s = setup()
+      const ep = await insertEndpoint(database, clock, { platformId })
+      const signedWith = async (secret: string) => {
+        await database.db
+          .update(webhookEndpoints)
+          .set({ secret: ring.seal(secret, sealedContext.webhookSecret(ep.id)) })
+          .where(eq(webhookEndpoints.id, ep.id))
+        const job = await insertDelivery(database, clock, ep)
+        await s.attempter.attempt({ ...job, delivery: { ...job.delivery, attempts: 1 } })
+        const unix = Math.floor(clock.now().getTime() / 1000)
+        const expected = (key: string) => `t=${unix},v1=${createHmac('sha256', key).update(`${unix}.${job.body}`).digest('hex')}`
+        return s.transport.sent.at(-1)!.headers['x-service-signature'] === expected(secret)
+      }
+      expect(await signedWith('whsec_sealed_one')).toBe(true)
+      expect(await signedWith('whsec_sealed_two')).toBe(true)
+    } finally {
+      release()
+    }
+  })
+
   test('acknowledged: `acknowledged` is called before the success is recorded; the entry counts this attempt', async () => {
     const s = setup({ respond: () => ({ kind: 'acknowledged', status: 204 }) })
     const ep = await insertEndpoint(database, clock, { platformId })
@@ -188,7 +215,18 @@ describe('one attempt', () => {
     recorded.resolve()
     await done
     expect(s.attempter.inFlight(job.delivery.id)).toBe(false)
-    expect(s.delivered).toEqual([{ id: job.delivery.id, endpointId: ep.id, attempts: 1, status: 204, firstAttemptAt: clock.now(), at: clock.now() }])
+    expect(s.delivered).toEqual([
+      {
+        id: job.delivery.id,
+        endpointId: ep.id,
+        attempts: 1,
+        status: 204,
+        firstAttemptAt: clock.now(),
+        sentAt: clock.now(),
+        durationMs: expect.any(Number),
+        at: clock.now(),
+      },
+    ])
     expect(s.failed).toEqual([])
   })
 

@@ -2,14 +2,17 @@
  * One attempt of one delivery: read its endpoint (or use the row read moments ago,
  * see ENDPOINT_FRESH_MS), send the signed POST through the WebhookTransport within
  * the parallelism cap (MAX_PARALLEL), and hand the result to the outcome recorder
- * (a success to the health part's group commit, a failure to the retry part).
+ * (a success to the health part's group commit, a failure to the retry part), which
+ * also writes the attempt's row in the attempt log (attempt-log.ts) with its duration.
  * The attempt holds its slot, and counts as in flight, until its result is recorded.
  */
 import { eq } from 'drizzle-orm'
+import { openSecret } from '../../auth/master-key'
+import { sealedContext } from '../../auth/sealed-columns'
 import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
 import { webhookDeliveries, webhookEndpoints } from '../../db/schema'
-import { signatureHeader } from '../signing'
+import { deliveryHeaders } from '../signing'
 import type { WebhookResult, WebhookTransport } from '../webhook-transport'
 import type { Delivered } from './health'
 import type { DeliveryRow, EndpointRow, Job } from './types'
@@ -100,7 +103,13 @@ export interface AttemptOutcome {
   /** The receiver acknowledged: record the delivery (resolves once committed). */
   delivered(entry: Delivered): Promise<void>
   /** Anything else: retry later, or the delivery is dead. */
-  failed(delivery: DeliveryRow, endpoint: EndpointRow, result: Exclude<WebhookResult, { kind: 'acknowledged' }>, sentAt: Date): Promise<void>
+  failed(
+    delivery: DeliveryRow,
+    endpoint: EndpointRow,
+    result: Exclude<WebhookResult, { kind: 'acknowledged' }>,
+    sentAt: Date,
+    durationMs: number,
+  ): Promise<void>
 }
 
 export interface Attempter {
@@ -110,6 +119,28 @@ export interface Attempter {
   inFlight(deliveryId: string): boolean
   /** Resolves when no attempt is under way, or after `timeoutMs` (real ms) regardless. */
   drain(timeoutMs: number): Promise<void>
+}
+
+/** Enough for every endpoint of a large deployment; past it the cache starts over. */
+const MAX_OPENED_SECRETS = 10_000
+
+/**
+ * Endpoint secrets are stored sealed (src/auth/); each is opened once. Keyed by the
+ * endpoint and the sealed text, so a new secret, or one moved to a new master key, is
+ * opened anew and the old entry is never used again.
+ */
+function signingSecrets() {
+  const opened = new Map<string, string>()
+  return (endpoint: EndpointRow): string => {
+    const key = `${endpoint.id}\u0000${endpoint.secret}`
+    let plain = opened.get(key)
+    if (plain === undefined) {
+      plain = openSecret(endpoint.secret, sealedContext.webhookSecret(endpoint.id))
+      if (opened.size >= MAX_OPENED_SECRETS) opened.clear()
+      opened.set(key, plain)
+    }
+    return plain
+  }
 }
 
 export function createAttempter(deps: {
@@ -125,6 +156,7 @@ export function createAttempter(deps: {
   const { db, clock, transport, timeoutMs, endpoints, slots, outcome } = deps
   /** Deliveries with an attempt under way: a delivery is never attempted twice at once. */
   const inFlight = new Set<string>()
+  const secretOf = signingSecrets()
 
   async function attempt(job: Job, acknowledged?: () => void) {
     const d = job.delivery
@@ -148,17 +180,14 @@ export function createAttempter(deps: {
         return
       }
       const sentAt = clock.now()
+      const started = performance.now()
       const result = await transport.send({
         url: endpoint.url,
         body: job.body,
         timeoutMs,
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'Service-Webhook/1.0',
-          'x-service-signature': signatureHeader(endpoint.secret, job.body, Math.floor(sentAt.getTime() / 1000)),
-          'x-service-account-id': d.accountId,
-        },
+        headers: deliveryHeaders(secretOf(endpoint), d.accountId, job.body, Math.floor(clock.wallNow().getTime() / 1000)),
       })
+      const durationMs = performance.now() - started
       if (result.kind === 'acknowledged') {
         acknowledged?.()
         await outcome.delivered({
@@ -167,10 +196,12 @@ export function createAttempter(deps: {
           attempts: d.attempts + 1,
           status: result.status,
           firstAttemptAt: d.firstAttemptAt ?? sentAt,
+          sentAt,
+          durationMs,
           at: clock.now(),
         })
       } else {
-        await outcome.failed(d, endpoint, result, sentAt)
+        await outcome.failed(d, endpoint, result, sentAt, durationMs)
       }
     } finally {
       slots.release()

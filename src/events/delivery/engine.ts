@@ -11,7 +11,11 @@
  *   success clears it; successes are recorded by group commit.
  *
  * The loop: wait to be the one that delivers (leadership), resume, then dispatch
- * and start due retries, woken by commits (wake) or by a short poll.
+ * and start due retries, woken by commits (wake) or by a short poll. A lead can be
+ * lost without this process doing anything (the database connection that held the
+ * lock died, and with it the lock): then delivery stops, what waited in the lanes is
+ * left to the rows, and the loop waits to lead again. A new leader waits a moment
+ * before it delivers, long enough for a previous leader to have noticed its loss.
  *
  * Everything is recorded in the database before and after each attempt, so a
  * process killed at any point resumes from the rows: at-least-once.
@@ -19,7 +23,7 @@
 import { eq } from 'drizzle-orm'
 import type { Clock } from '../../clock'
 import type { Config } from '../../config'
-import type { Db } from '../../db/client'
+import { type Db, LEADERSHIP_CHECK_MS } from '../../db/client'
 import { events } from '../../db/schema'
 import type { Logger } from '../../logger'
 import type { MailTransport } from '../mail'
@@ -42,6 +46,17 @@ const POLL_MS = 50
 const RETRY_START_MS = 1000
 /** stop() lets attempts under way finish for at most this long (real ms). */
 const STOP_DRAIN_MS = 5000
+/**
+ * A new leader waits this long (real ms) before it delivers: a leader whose lock went
+ * with its connection notices within LEADERSHIP_CHECK_MS, and stops.
+ */
+export const TAKEOVER_GRACE_MS = 2 * LEADERSHIP_CHECK_MS
+
+/** A lead that can end on its own: `lost` settles when the lock is no longer held. */
+export interface DeliveryLease {
+  lost: Promise<unknown>
+  release(): Promise<void>
+}
 
 export interface DeliveryEngine {
   start(): Promise<void>
@@ -91,8 +106,9 @@ export function createDeliveryEngine(deps: {
   log: Logger
   transport: WebhookTransport
   mail: MailTransport
-  /** Resolves once this process may deliver (the only deliverer in distributed mode). */
-  leadership?: () => Promise<void>
+  /** Resolves once this process may deliver (the only deliverer in distributed mode), with the lease when it can be lost. */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a lock that cannot be lost (one process, the tests' deferreds) resolves with nothing
+  leadership?: () => Promise<void | DeliveryLease>
 }): DeliveryEngine {
   const { db, clock, config, transport, mail } = deps
   const log = deps.log.child({ role: 'delivery' })
@@ -100,6 +116,8 @@ export function createDeliveryEngine(deps: {
     running: false,
     /** This process holds the delivery lock (it is the one that delivers). */
     leading: false,
+    /** The lease of the current lead, when it can be lost. */
+    lease: undefined as DeliveryLease | undefined,
     loopDone: undefined as Promise<void> | undefined,
   }
   const wakeup = new Wakeup()
@@ -125,31 +143,60 @@ export function createDeliveryEngine(deps: {
     slots: new Slots(),
     outcome: { delivered: (entry) => successes.record(entry), failed: retries.recordFailure },
   })
-  const lanes = new Lanes({ attempt: attempter.attempt, active: () => state.running, log })
+  const lanes = new Lanes({ attempt: attempter.attempt, active: () => state.running && state.leading, log })
   const dispatcher = createDispatcher({ db, clock, endpoints, enqueue: (job) => lanes.enqueue(job) })
 
-  async function loop() {
-    // Wait to be the one that delivers, then put back what was under way. Stopping while
-    // still waiting (a standby: the wait is aborted) is a normal end, not an error; a
-    // failure to ask or to resume (the database went away) is retried, not fatal.
+  /** Waits to lead; undefined when stopped meanwhile. */
+  async function lead(): Promise<{ lease: DeliveryLease | undefined } | undefined> {
+    // Stopping while still waiting (a standby: the wait is aborted) is a normal end, not
+    // an error; a failure to ask (the database went away) is retried, not fatal.
     for (;;) {
       try {
         try {
-          await deps.leadership?.()
+          return { lease: (await deps.leadership?.()) ?? undefined }
         } catch (err) {
           // Stopped while standing by for the lock: nothing to deliver, nothing to report.
-          if (!state.running) return
+          if (!state.running) return undefined
           throw err
         }
-        state.leading = true
-        break
       } catch (err) {
-        if (!state.running) return
+        if (!state.running) return undefined
         log.error({ err }, 'waiting for the delivery lock failed; retrying')
         await new Promise((r) => setTimeout(r, RETRY_START_MS))
       }
     }
+  }
+
+  async function loop() {
     while (state.running) {
+      const led = await lead()
+      if (!led) return
+      const { lease } = led
+      state.leading = true
+      if (lease) {
+        void lease.lost.then(() => {
+          if (!state.leading || state.lease !== lease) return
+          log.warn('lost the delivery lock (its database connection ended): delivery stops here until this process leads again')
+          state.leading = false
+          wakeup.interrupt()
+        })
+        state.lease = lease
+        // Not the wake-up's sleep: commits would cut the grace short.
+        await new Promise((r) => setTimeout(r, TAKEOVER_GRACE_MS))
+        if (!state.running) return
+      }
+      log.info('delivering webhooks (holding the delivery lock)')
+      await deliverWhileLeading()
+      if (!state.running) return
+      // Lost: forget what waited in the lanes (the rows keep it), let attempts under way finish, give the connection back.
+      lanes.clear()
+      await attempter.drain(STOP_DRAIN_MS)
+      await lease?.release().catch(() => {})
+    }
+  }
+
+  async function deliverWhileLeading() {
+    while (state.running && state.leading) {
       try {
         await dispatcher.resume()
         break
@@ -160,11 +207,11 @@ export function createDeliveryEngine(deps: {
       }
     }
     let lastRetryCheck = -Infinity
-    while (state.running) {
+    while (state.running && state.leading) {
       let taken = 0
       try {
         taken = await dispatcher.dispatch()
-        while (state.running && taken === DISPATCH_BATCH) taken = await dispatcher.dispatch()
+        while (state.running && state.leading && taken === DISPATCH_BATCH) taken = await dispatcher.dispatch()
         // Under a stream of commits the loop turns once per batch: look for due retries
         // once per poll interval then, not on every turn.
         if (taken === 0 || performance.now() - lastRetryCheck >= POLL_MS) {
@@ -174,7 +221,7 @@ export function createDeliveryEngine(deps: {
       } catch (err) {
         if (state.running) log.error({ err }, 'delivery loop failed; retrying')
       }
-      if (!state.running) break
+      if (!state.running || !state.leading) break
       if (wakeup.take()) {
         // Events are coming in: gather a batch of them rather than dispatching one by one.
         if (taken > 0) await new Promise((r) => setTimeout(r, DISPATCH_GATHER_MS))

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:tes
 import { eq } from 'drizzle-orm'
 import { manualClock } from '../../clock'
 import type { Database, Db } from '../../db/client'
-import { webhookDeliveries, webhookEndpoints } from '../../db/schema'
+import { webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema'
 import type { MailMessage } from '../mail'
 import { createHealth, type Delivered, DeliveredRecorder, UNHEALTHY_AFTER } from './health'
 import { clearDeliveryTables, insertDelivery, insertEndpoint, insertPlatform, openTestDatabase, recordingLogger } from './test-fixtures'
@@ -139,6 +139,8 @@ describe('recording successes', () => {
     attempts,
     status: 200,
     firstAttemptAt: new Date(clock.now().getTime() - 1000),
+    sentAt: clock.now(),
+    durationMs: 12,
     at: clock.now(),
   })
 
@@ -165,9 +167,25 @@ describe('recording successes', () => {
     const ep = await insertEndpoint(database, clock, { platformId })
     const jobs = await Promise.all([1, 2, 3, 4].map((i) => insertDelivery(database, clock, ep, { accountId: `acct_${i}` })))
     await Promise.all(jobs.map((j) => recorder.record(success(j.delivery.id, ep.id))))
-    // The first alone (nothing was out), then the other three in one statement.
+    // The first alone (nothing was out), then the other three in one statement, each with its attempt logged by that statement.
     expect(counter.statements).toBe(2)
     for (const j of jobs) expect((await deliveryOf(j.delivery.id)).state).toBe('delivered')
+    for (const j of jobs) {
+      const logged = await database.db.select().from(webhookAttempts).where(eq(webhookAttempts.deliveryId, j.delivery.id))
+      expect(logged).toMatchObject([
+        {
+          endpointId: ep.id,
+          eventId: j.delivery.eventId,
+          eventSeq: j.delivery.eventSeq,
+          attempt: 1,
+          succeeded: true,
+          statusCode: 200,
+          failureReason: null,
+          durationMs: 12,
+        },
+      ])
+      expect(logged[0]!.eventType.length).toBeGreaterThan(0)
+    }
     expect(recorder.waiting).toBe(0)
   })
 

@@ -4,7 +4,8 @@
  * endpoint unhealthy, once, and the platform's administrators are mailed. While
  * unhealthy, events are tried once, without retries (dispatch and the retry part
  * read `unhealthySince`). One success clears it: successes are recorded by a group
- * commit (DeliveredRecorder) that clears health in the same statement.
+ * commit (DeliveredRecorder) that clears health, and logs each attempt (webhook_attempts),
+ * in the same statement.
  */
 import { and, eq, isNull, sql } from 'drizzle-orm'
 import type { Db } from '../../db/client'
@@ -12,6 +13,7 @@ import { platforms, webhookEndpoints } from '../../db/schema'
 import { pgArray, statement } from '../../db/statements'
 import type { Logger } from '../../logger'
 import type { MailTransport } from '../mail'
+import { ATTEMPT_COLUMNS, EVENT_TYPE_OF, newAttemptId } from './attempt-log'
 import type { EndpointRow } from './types'
 
 export const UNHEALTHY_AFTER = 5
@@ -27,6 +29,10 @@ export interface Delivered {
   /** The receiver's 2xx status. */
   status: number
   firstAttemptAt: Date
+  /** When this attempt was sent (its row in the attempt log is dated so). */
+  sentAt: Date
+  /** Real ms from sending to the answer. */
+  durationMs: number
   at: Date
 }
 
@@ -38,15 +44,21 @@ export interface Delivered {
  * as read before sending: a failure recorded while an attempt was out (even one that
  * made the endpoint unhealthy) is cleared too.
  */
-/** Successes, and the endpoints they make healthy again, in one statement. */
+/** Successes, their rows in the attempt log, and the endpoints they make healthy again, in one statement. */
 const RECORD_DELIVERED = statement(
   `with delivered as (
     update webhook_deliveries as d
     set state = 'delivered', attempts = v.attempts, last_status = v.status, last_error = null,
         first_attempt_at = v.first_attempt_at, delivered_at = v.at, updated_at = v.at
-    from unnest($1::text[], $2::int[], $3::int[], $4::timestamptz[], $5::timestamptz[]) as v(id, attempts, status, first_attempt_at, at)
+    from unnest($1::text[], $2::int[], $3::int[], $4::timestamptz[], $5::timestamptz[], $6::text[], $7::int[], $8::timestamptz[])
+      as v(id, attempts, status, first_attempt_at, at, attempt_id, duration_ms, sent_at)
     where d.id = v.id
-    returning d.endpoint_id
+    returning d.endpoint_id, d.id, d.event_seq, d.event_id, v.attempt_id, v.attempts, v.status, v.duration_ms, v.sent_at
+  ), logged as (
+    insert into webhook_attempts (${ATTEMPT_COLUMNS})
+    select x.attempt_id, x.endpoint_id, x.id, x.event_seq, x.event_id, ${EVENT_TYPE_OF('x.event_seq')}, x.attempts, true, x.status, null, x.duration_ms, x.sent_at
+    from delivered x
+    on conflict (id) do nothing
   )
   update webhook_endpoints set consecutive_failures = 0, unhealthy_since = null
   where id in (select endpoint_id from delivered) and (consecutive_failures > 0 or unhealthy_since is not null)`,
@@ -88,6 +100,9 @@ export class DeliveredRecorder {
             pgArray(batch.map((e) => e.status)),
             pgArray(batch.map((e) => e.firstAttemptAt.toISOString())),
             pgArray(batch.map((e) => e.at.toISOString())),
+            pgArray(batch.map(() => newAttemptId())),
+            pgArray(batch.map((e) => Math.max(0, Math.round(e.durationMs)))),
+            pgArray(batch.map((e) => e.sentAt.toISOString())),
           ])
           for (const e of batch) e.done()
         } catch (err) {

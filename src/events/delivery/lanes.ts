@@ -49,11 +49,20 @@ export class Lanes {
     return this.busy.has(key)
   }
 
+  /**
+   * Forgets every waiting job: this process no longer delivers (it lost the delivery
+   * lock). The jobs are pending rows, which the next deliverer resumes.
+   */
+  clear() {
+    for (const lane of this.queued.values()) lane.length = 0
+    this.queued.clear()
+  }
+
   private async run(key: string) {
     this.busy.add(key)
     try {
-      const lane = this.queued.get(key)!
-      while (this.deps.active() && lane.length > 0) {
+      // The lane is looked up at each turn: clear() may have replaced it meanwhile.
+      for (let lane = this.queued.get(key); this.deps.active() && lane && lane.length > 0; lane = this.queued.get(key)) {
         const job = lane.shift()!
         // The lane's next first attempt goes once this one is acknowledged, while it is being
         // recorded (a failure is recorded first). Recording keeps the lane's order, so a crash
@@ -65,9 +74,11 @@ export class Lanes {
             .finally(next)
         })
       }
-      if (lane.length === 0) this.queued.delete(key)
+      if (this.queued.get(key)?.length === 0) this.queued.delete(key)
     } finally {
       this.busy.delete(key)
     }
+    // Jobs enqueued while this runner was finishing an attempt from before a clear() would otherwise wait for the next enqueue.
+    if (this.deps.active() && (this.queued.get(key)?.length ?? 0) > 0) void this.run(key)
   }
 }

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:tes
 import { eq } from 'drizzle-orm'
 import { manualClock } from '../../clock'
 import type { Database } from '../../db/client'
-import { webhookDeliveries } from '../../db/schema'
+import { webhookAttempts, webhookDeliveries } from '../../db/schema'
 import type { Health } from './health'
 import { createRetries, failureReason, MAX_RETRIES, type FailedResult } from './retries'
 import { clearDeliveryTables, insertDelivery, insertEndpoint, insertPlatform, openTestDatabase, recordingLogger, settle } from './test-fixtures'
@@ -89,7 +89,7 @@ describe('a failed attempt', () => {
     const s = setup()
     const job = await insertDelivery(database, clock, endpoint)
     const sentAt = new Date(clock.now().getTime() - 5)
-    await s.retries.recordFailure(job.delivery, endpoint, rejected500, sentAt)
+    await s.retries.recordFailure(job.delivery, endpoint, rejected500, sentAt, 41.6)
     expect(await rowOf(job.delivery.id)).toMatchObject({
       state: 'pending',
       attempts: 1,
@@ -100,6 +100,24 @@ describe('a failed attempt', () => {
       updatedAt: clock.now(),
     })
     expect(s.counted).toEqual([])
+    // The attempt's row in the attempt log, written by the same statement.
+    const logged = await database.db.select().from(webhookAttempts).where(eq(webhookAttempts.deliveryId, job.delivery.id))
+    expect(logged).toMatchObject([
+      {
+        endpointId: endpoint.id,
+        eventId: job.delivery.eventId,
+        attempt: 1,
+        succeeded: false,
+        statusCode: 500,
+        failureReason: 'HTTP 500',
+        durationMs: 42,
+        createdAt: sentAt,
+      },
+    ])
+    // Logged at warn: ids and the status, nothing of the endpoint's secret.
+    const warn = s.lines.find((l) => l.msg === 'webhook attempt failed')
+    expect(warn).toMatchObject({ level: 40, endpoint: endpoint.id, event: job.delivery.eventId, delivery: job.delivery.id, attempt: 1, status: 500 })
+    expect(JSON.stringify(s.lines)).not.toContain(endpoint.secret)
   })
 
   test('what is recorded as the error', async () => {

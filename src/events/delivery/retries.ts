@@ -5,16 +5,20 @@
  * endpoint gets no retry. Retries are found from the rows (due `nextAttemptAt`), so
  * they survive a restart, and are not ordered. A dead delivery can be replayed.
  */
-import { and, asc, eq, gt, lte, sql } from 'drizzle-orm'
+import { and, asc, eq, gt, lte } from 'drizzle-orm'
 import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
 import { events, webhookDeliveries } from '../../db/schema'
+import { statement } from '../../db/statements'
 import type { Logger } from '../../logger'
+import { MAX_RETRIES, reviveDeadLetter } from '../dead-letters'
 import type { WebhookResult } from '../webhook-transport'
+
+export { MAX_RETRIES }
+import { ATTEMPT_COLUMNS, EVENT_TYPE_OF, newAttemptId } from './attempt-log'
 import type { Health } from './health'
 import type { DeliveryRow, EndpointRow, Job } from './types'
 
-export const MAX_RETRIES = 5
 /** Most due retries started by one look. */
 export const RETRY_BATCH = 200
 
@@ -25,9 +29,27 @@ export function failureReason(result: FailedResult): string {
   return result.kind === 'rejected' ? `HTTP ${result.status}` : result.kind === 'refused' ? `refused: ${result.reason}` : result.reason
 }
 
+/** A failed attempt: the delivery's new state and its row in the attempt log, in one statement. */
+const RECORD_FAILED = statement(
+  `with failed as (
+    update webhook_deliveries
+    set state = $2::text, attempts = $3::int, last_status = $4::int, last_error = $5::text, first_attempt_at = $6::timestamptz,
+        next_attempt_at = $7::timestamptz, updated_at = $8::timestamptz
+    where id = $1::text
+    returning id, endpoint_id, event_seq, event_id
+  )
+  insert into webhook_attempts (${ATTEMPT_COLUMNS})
+  select $9::text, f.endpoint_id, f.id, f.event_seq, f.event_id, ${EVENT_TYPE_OF('f.event_seq')}, $3::int, false, $4::int, $5::text, $10::int, $11::timestamptz
+  from failed f
+  on conflict (id) do nothing`,
+)
+
 export interface Retries {
-  /** Records a failed attempt: the next one is due a retry interval from now, or the delivery is dead. */
-  recordFailure(delivery: DeliveryRow, endpoint: EndpointRow, result: FailedResult, sentAt: Date): Promise<void>
+  /**
+   * Records a failed attempt, with its row in the attempt log, in one statement: the
+   * next one is due a retry interval from now, or the delivery is dead. Logged at warn.
+   */
+  recordFailure(delivery: DeliveryRow, endpoint: EndpointRow, result: FailedResult, sentAt: Date, durationMs?: number): Promise<void>
   /** Starts the retries that are due (not those already under way); does not wait for them. */
   attemptDue(): Promise<void>
   /**
@@ -53,30 +75,42 @@ export function createRetries(deps: {
   const { db, clock, retryIntervalMs, health, log } = deps
 
   return {
-    async recordFailure(d, endpoint, result, sentAt) {
+    async recordFailure(d, endpoint, result, sentAt, durationMs = 0) {
       const now = clock.now()
       const attempts = d.attempts + 1
       const reason = failureReason(result)
+      const status = result.kind === 'rejected' ? result.status : null
+      // Ids and reasons only: never the endpoint's secret, the body or its headers.
+      log.warn(
+        { endpoint: endpoint.id, event: d.eventId, delivery: d.id, attempt: attempts, ...(status === null ? { reason } : { status }) },
+        'webhook attempt failed',
+      )
       // Health as it is now (another delivery may have changed it while this attempt was out):
       // an unhealthy endpoint gets no retry.
       const dead = (await health.isUnhealthy(endpoint.id)) || attempts >= d.maxAttempts
-      const failed = {
-        state: dead ? ('dead' as const) : ('pending' as const),
-        attempts,
-        lastStatus: result.kind === 'rejected' ? result.status : null,
-        lastError: reason.slice(0, 500),
-        firstAttemptAt: d.firstAttemptAt ?? sentAt,
-        nextAttemptAt: new Date(now.getTime() + retryIntervalMs),
-        updatedAt: now,
-      }
+      const lastError = reason.slice(0, 500)
+      const record = (tx: Db) =>
+        RECORD_FAILED.rows(tx, [
+          d.id,
+          dead ? 'dead' : 'pending',
+          attempts,
+          status,
+          lastError,
+          (d.firstAttemptAt ?? sentAt).toISOString(),
+          new Date(now.getTime() + retryIntervalMs).toISOString(),
+          now.toISOString(),
+          newAttemptId(),
+          Math.max(0, Math.round(durationMs)),
+          sentAt.toISOString(),
+        ])
       if (!dead) {
-        await db.update(webhookDeliveries).set(failed).where(eq(webhookDeliveries.id, d.id))
+        await record(db)
         return
       }
       // A failed delivery (not a failed attempt) counts toward the endpoint's health, in the
       // same transaction as the delivery's death so that a crash cannot count it twice or never.
       const becameUnhealthy = await db.transaction(async (tx) => {
-        await tx.update(webhookDeliveries).set(failed).where(eq(webhookDeliveries.id, d.id))
+        await record(tx)
         return health.countFailedDelivery(tx, endpoint.id, now)
       })
       // Mailed once, by whoever marked it, after commit.
@@ -97,14 +131,6 @@ export function createRetries(deps: {
       }
     },
 
-    async replay(id) {
-      const now = clock.now()
-      const [row] = await db
-        .update(webhookDeliveries)
-        .set({ state: 'pending', maxAttempts: sql`${webhookDeliveries.attempts} + ${1 + MAX_RETRIES}`, nextAttemptAt: now, updatedAt: now })
-        .where(and(eq(webhookDeliveries.id, id), eq(webhookDeliveries.state, 'dead')))
-        .returning()
-      return row
-    },
+    replay: (id) => reviveDeadLetter(db, clock, id),
   }
 }

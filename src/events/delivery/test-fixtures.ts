@@ -7,7 +7,7 @@
 import pino from 'pino'
 import type { Clock } from '../../clock'
 import { type Database, openDatabase } from '../../db/client'
-import { events, platforms, webhookDeliveries, webhookEndpoints } from '../../db/schema'
+import { events, platforms, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema'
 import { newId } from '../../ids'
 import type { Logger } from '../../logger'
 import { scratchPostgres } from '../../../test/support/scratch-postgres'
@@ -31,6 +31,7 @@ export async function openTestDatabase(label: string): Promise<{ database: Datab
 
 /** Empties the tables delivery reads and writes, between tests of one file. */
 export async function clearDeliveryTables(database: Database) {
+  await database.db.delete(webhookAttempts)
   await database.db.delete(webhookDeliveries)
   await database.db.delete(events)
   await database.db.delete(webhookEndpoints)

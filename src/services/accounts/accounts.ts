@@ -10,6 +10,8 @@ import { newId } from '../../ids'
 import { keysetPage, type PageRequest } from '../../pagination'
 import { DEFAULT_ACCOUNT_CONFIG, type AccountConfig, type AddressInput, type PricingRates, type StoredAddress } from './account-types'
 import type { Deps } from '../deps'
+import { scheduleAccountBlobDeletions } from '../data-lifecycle/blob-deletions'
+import { accountsWithE911Number } from '../e911/location-state'
 import type { Mode } from '../platform/platforms'
 import { agreePricing } from './pricing'
 import { TOS_VERSION } from './tos'
@@ -63,6 +65,16 @@ export async function geocodeOrThrow(deps: Pick<Deps, 'geocoder'>, field: string
   throw new ValidationError(details, 'The address could not be validated.')
 }
 
+/** config.timezone is read by schedules (their default zone) and written into every phone's file: an unknown zone would fail them all later. */
+function checkConfigTimeZone(config: Partial<AccountConfig> | undefined) {
+  if (config?.timezone === undefined) return
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: config.timezone })
+  } catch {
+    throw new ValidationError({ 'config.timezone': 'must be an IANA time zone, such as America/New_York' })
+  }
+}
+
 export async function createAccount(
   tx: Db,
   deps: Deps,
@@ -77,6 +89,7 @@ export async function createAccount(
       throw forbidden('Live mode is not enabled on this platform; live accounts cannot be created.', 'live_mode_disabled')
     }
   }
+  checkConfigTimeZone(input.config)
   const address = await geocodeOrThrow(deps, 'address', input.address)
   const billing = input.billing_address ? await geocodeOrThrow(deps, 'billing_address', input.billing_address) : null
   const now = deps.clock.now()
@@ -130,6 +143,7 @@ export async function updateAccount(tx: Db, deps: Deps, account: AccountRow, inp
   if (input.name !== undefined) set.name = input.name
   if (input.phone !== undefined) set.phone = input.phone
   if (input.primary_contact_name !== undefined) set.primaryContactName = input.primary_contact_name
+  checkConfigTimeZone(input.config)
   if (input.config !== undefined) set.config = { ...account.config, ...input.config }
   if (input.main_location !== undefined) {
     if (input.main_location === null) details.main_location = 'cannot be cleared; give another active location of the account'
@@ -185,15 +199,21 @@ export async function updateAccount(tx: Db, deps: Deps, account: AccountRow, inp
   return row
 }
 
-/** Irreversible: the account's users, locations, pricing and other data go with it (foreign keys cascade). */
+/**
+ * Irreversible: the account's users, locations, pricing and other data go with it
+ * (foreign keys cascade). Its recordings', voicemails' and uploads' blobs are owed a
+ * deletion recorded in this same transaction, which the data-lifecycle sweeper carries out.
+ */
 export async function deleteAccount(tx: Db, id: string): Promise<void> {
+  await scheduleAccountBlobDeletions(tx, id)
   await tx.delete(accounts).where(eq(accounts.id, id))
 }
 
 /**
  * Onboarding is complete when: a business profile with a location exists, a team
  * member exists, an active number with E911 exists, and a device is assigned to a
- * user. Numbers are a later slice: until E911 provisioning exists that check is false.
+ * user. The E911 number: an active phone number whose E911 location (the main
+ * location, numbers having none of their own) is provisioned (services/e911).
  */
 export interface OnboardingChecks {
   business_profile: boolean
@@ -221,12 +241,13 @@ export async function accountExtras(db: Db, rows: AccountRow[]): Promise<Map<str
   const hasMember = new Set(withMembers.map((m) => m.accountId))
   const withAssigned = await db.selectDistinct({ accountId: deviceUsers.accountId }).from(deviceUsers).where(inArray(deviceUsers.accountId, ids))
   const hasAssignedDevice = new Set(withAssigned.map((m) => m.accountId))
+  const hasE911Number = await accountsWithE911Number(db, ids)
   for (const row of rows) {
     out.set(row.id, {
       onboarding: {
         business_profile: row.name !== null && row.mainLocation !== null,
         team_member: hasMember.has(row.id),
-        e911_number: false,
+        e911_number: hasE911Number.has(row.id),
         device_assigned: hasAssignedDevice.has(row.id),
       },
       tosAcceptedAt: acceptedAt.get(row.id) ?? null,

@@ -3,12 +3,19 @@ import { and, eq, ilike, inArray, ne, or, sql } from 'drizzle-orm'
 import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
 import { pgArray, statement } from '../../db/statements'
-import { extensions, users } from '../../db/schema'
+import { extensions, queueAgents, queueMembers, users } from '../../db/schema'
 import { isUniqueViolation } from '../../db/errors'
-import { conflict, notFound, ValidationError } from '../../errors'
+import { conflict, type FieldDetails, notFound, ValidationError } from '../../errors'
 import { newId } from '../../ids'
 import { keysetPage, type PageRequest } from '../../pagination'
+import type { ActorMessages } from '../deps'
+import { checkPlainText } from '../devices/plain-text'
+import { deleteGreetingsOf } from '../media/voicemail-greetings'
+import { guardedDelete, lockRouting, type RoutingCheck } from '../routing/config'
 import { extensionView, type ExtensionRow } from '../routing/extensions'
+import { removeQueueMember } from '../routing/queues'
+import { removeUserFromRingGroups } from '../routing/ring-groups'
+import { removeUserFromSharedVoicemailBoxes } from '../routing/voicemail-boxes'
 
 export type UserRow = typeof users.$inferSelect
 
@@ -35,7 +42,15 @@ async function assertEmailFree(db: Db, accountId: string, email: string, exceptI
   if (row && row.id !== exceptId) throw emailTaken()
 }
 
+/** A user's name is the caller ID and display name their phones show. */
+function checkName(name: string | null | undefined) {
+  const details: FieldDetails = {}
+  checkPlainText(details, { name })
+  if (Object.keys(details).length > 0) throw new ValidationError(details)
+}
+
 export async function createUser(tx: Db, clock: Clock, accountId: string, input: { name?: string | null; email: string }): Promise<UserRow> {
+  checkName(input.name)
   await assertEmailFree(tx, accountId, input.email)
   const now = clock.now()
   const rows = await tx
@@ -123,6 +138,7 @@ export async function extensionsOfUsers(db: Db, accountId: string, userIds: stri
 
 export async function updateUser(tx: Db, clock: Clock, accountId: string, id: string, input: { name?: string | null; email?: string }) {
   await getUser(tx, accountId, id)
+  checkName(input.name)
   if (input.email !== undefined) await assertEmailFree(tx, accountId, input.email, id)
   const set: Partial<typeof users.$inferInsert> = { updatedAt: clock.now() }
   if (input.name !== undefined) set.name = input.name
@@ -140,11 +156,50 @@ export async function updateUser(tx: Db, clock: Clock, accountId: string, id: st
   }
 }
 
-/** Deleting a user removes the extensions that ring that user. */
-export async function deleteUser(tx: Db, accountId: string, id: string) {
-  await getUser(tx, accountId, id)
+/**
+ * Deletes a user with what is theirs, in the caller's transaction:
+ *   - their extensions (the spec lists a user's extensions as the user's own),
+ *   - their memberships: ring groups, queues, queue-agent standing, and the lists of
+ *     users who may hear a shared voicemail box,
+ *   - their voicemail greetings (the audio keys are returned, to remove after the commit).
+ * A routing object elsewhere that sends calls to the user (a phone number's route, a
+ * ring group's no-answer target, a queue's timeout target, a dial plan route node)
+ * is someone's decision about where callers go, so it is not rewritten behind their
+ * back: the delete is refused with 409 routing_object_in_use naming each such field,
+ * and the whole transaction (memberships included) rolls back.
+ */
+export async function deleteUser(
+  tx: Db,
+  clock: Clock,
+  check: RoutingCheck,
+  accountId: string,
+  id: string,
+  messages?: ActorMessages,
+): Promise<{ audioKeys: string[] }> {
+  // FOR UPDATE: writes that lock the user to reference it (an extension, a greeting) wait, then find it gone.
+  const [row] = await tx
+    .select({ id: users.id })
+    .from(users)
+    .where(and(eq(users.accountId, accountId), eq(users.id, id)))
+    .for('update')
+  if (!row) throw notFound('user', id)
+  // Memberships go before the guard reads the routing "before", so only references to the user itself can be new problems.
+  await lockRouting(tx, accountId)
   await tx.delete(extensions).where(and(eq(extensions.accountId, accountId), eq(extensions.target, id)))
-  await tx.delete(users).where(and(eq(users.accountId, accountId), eq(users.id, id)))
+  await removeUserFromRingGroups(tx, clock, accountId, id)
+  // Through the queue service, so that each queue actor is told its agent is gone.
+  const memberships = await tx
+    .select({ id: queueMembers.id, queueId: queueMembers.queueId })
+    .from(queueMembers)
+    .where(and(eq(queueMembers.accountId, accountId), eq(queueMembers.userId, id)))
+  for (const m of memberships) await removeQueueMember(tx, accountId, m.queueId, m.id, { clock, messages })
+  await tx.delete(queueAgents).where(and(eq(queueAgents.accountId, accountId), eq(queueAgents.userId, id)))
+  await removeUserFromSharedVoicemailBoxes(tx, clock, accountId, id)
+  const audioKeys = await deleteGreetingsOf(tx, accountId, id)
+  await guardedDelete(tx, check, accountId, `user ${id}`, async () => {
+    await tx.delete(users).where(and(eq(users.accountId, accountId), eq(users.id, id)))
+  })
+  return { audioKeys }
 }
 
 export async function revokeUserSessions(tx: Db, clock: Clock, accountId: string, id: string) {

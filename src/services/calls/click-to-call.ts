@@ -154,8 +154,19 @@ export async function planClickToCallRequest(
   if (body.did !== undefined && !(await activeNumberOfAccount(tx, account.id, body.did))) details.did = 'is not an active phone number of this account'
   if (Object.keys(details).length > 0 || destination.kind === 'invalid') throw new ValidationError(details)
 
-  const devices = await registrar.ofUser(account.id, body.user)
+  const devices = await registrar.ofUser(account.id, body.user, tx)
   const wantsDefaultCallerId = devices.length > 0 && destination.kind === 'public' && body.did === undefined
   const default_caller_id = wantsDefaultCallerId ? (account.defaultOutboundDid ?? (await firstActiveNumber(tx, account.id))?.number ?? null) : null
   return planClickToCall({ user_id: body.user, devices, destination, mode: account.mode, did: body.did ?? null, default_caller_id })
+}
+
+/**
+ * A click-to-call the gateway accepted, handed to the media role, which rings the
+ * user's phones and then the destination (media/b2bua/click-to-call.ts). Only the
+ * plans that place something travel.
+ */
+export interface ClickToCallNotice {
+  owner: { platformId: string; accountId: string; mode: 'test' | 'live' }
+  plan: Exclude<ClickToCallPlan, { kind: 'nothing' }>
+  at: string
 }

@@ -12,6 +12,8 @@
  * interface, handed to the gateway as GatewayDeps.registeredDevices.
  */
 
+import type { Db } from '../../db/client'
+
 export interface RegisteredDevice {
   /** The device (endpoint) id. */
   id: string
@@ -21,7 +23,11 @@ export interface RegisteredDevice {
 
 export interface RegisteredDevices {
   /** The devices of this user registered right now; empty when none is. */
-  ofUser(accountId: string, userId: string): Promise<readonly RegisteredDevice[]>
+  /**
+   * `db`: the caller's transaction, when it has one open (an embedded database has a
+   * single connection: a read outside the open transaction would wait for it forever).
+   */
+  ofUser(accountId: string, userId: string, db?: Db): Promise<readonly RegisteredDevice[]>
 }
 
 const NONE: readonly RegisteredDevice[] = Object.freeze([])

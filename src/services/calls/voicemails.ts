@@ -1,5 +1,5 @@
 /** Voicemails: reads, the API view and the transcript (the call simulator and, later, the media role write them). */
-import { and, eq, gte, type SQL } from 'drizzle-orm'
+import { and, eq, gte, or, type SQL } from 'drizzle-orm'
 import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
 import { voicemails } from '../../db/schema'
@@ -15,6 +15,7 @@ export function voicemailView(row: VoicemailRow, expanded?: { call?: CallRow | n
     object: 'voicemail' as const,
     account: row.accountId,
     owner: row.userId,
+    shared_voicemail_box_id: row.sharedVoicemailBoxId,
     call_id: row.callId,
     from_number: row.fromNumber,
     from_name: row.fromName,
@@ -29,6 +30,7 @@ export function voicemailView(row: VoicemailRow, expanded?: { call?: CallRow | n
 }
 
 export interface VoicemailFilters {
+  /** A user (their messages) or a shared voicemail box (the messages left in it), as greetings name their owner. */
   owner?: string
   is_read?: boolean
   from_date?: string
@@ -36,7 +38,7 @@ export interface VoicemailFilters {
 
 export function listVoicemails(db: Db, accountId: string, f: VoicemailFilters, page: PageRequest) {
   const where: (SQL | undefined)[] = [eq(voicemails.accountId, accountId)]
-  if (f.owner) where.push(eq(voicemails.userId, f.owner))
+  if (f.owner) where.push(or(eq(voicemails.userId, f.owner), eq(voicemails.sharedVoicemailBoxId, f.owner)))
   if (f.is_read !== undefined) where.push(eq(voicemails.isRead, f.is_read))
   const from = parseDateBound(f.from_date, 'from_date', false)
   if (from) where.push(gte(voicemails.createdAt, from))

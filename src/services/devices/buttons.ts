@@ -10,6 +10,7 @@ import type { Db } from '../../db/client'
 import { isUniqueViolation } from '../../db/errors'
 import { accounts, buttonOverrides, buttonTemplates, devices, templateButtons } from '../../db/schema'
 import { conflict, notFound, ValidationError, type FieldDetails } from '../../errors'
+import { checkPlainText } from './plain-text'
 import { newId } from '../../ids'
 import { keysetPage, type PageRequest } from '../../pagination'
 import { usersOfAccount } from '../accounts/users'
@@ -75,6 +76,7 @@ export function overrideView(row: OverrideRow) {
 
 /** What a button's value must be, by type; `prefix` names the field path in details. */
 function checkButton(b: ButtonInput, maxKeys: number, where: string, details: FieldDetails) {
+  checkPlainText(details, { [`${where}label`]: b.label })
   if (b.key > maxKeys)
     details[`${where}key`] = maxKeys === 0 ? 'this device has no programmable keys' : `must be 1 to ${maxKeys}: the model has ${maxKeys} keys`
   const value = b.value ?? null

@@ -7,6 +7,7 @@ import { and, asc, eq, inArray } from 'drizzle-orm'
 import type { Db } from '../../db/client'
 import { accounts, devices, deviceUsers, locations, provisioningEvents } from '../../db/schema'
 import { conflict, notFound, ValidationError, type FieldDetails } from '../../errors'
+import { checkPlainText } from './plain-text'
 import { newId } from '../../ids'
 import { keysetPage, type PageRequest } from '../../pagination'
 import { isUserOfAccount } from '../accounts/users'
@@ -60,6 +61,7 @@ export async function createDevice(tx: Db, deps: Deps, accountId: string, type: 
     mac = normaliseMac(input.mac_address) ?? null
     if (mac === null) details.mac_address = 'must be a unicast MAC address: 12 hex digits, optionally separated by colons or dashes'
   }
+  checkPlainText(details, { name: input.name })
   if (input.location && !(await isLocationOfAccount(tx, accountId, input.location))) details.location = 'is not a location of this account'
   let templateId: string | null = null
   const shape = { type, vendor: model.vendor, model: model.model }
@@ -168,6 +170,7 @@ export async function updateDevice(tx: Db, deps: Deps, accountId: string, id: st
   const device = await getDevice(tx, accountId, id, type)
   const details: FieldDetails = {}
   const set: Partial<typeof devices.$inferInsert> = { updatedAt: deps.clock.now(), status: PENDING_SYNC }
+  checkPlainText(details, { name: input.name })
   if (input.name !== undefined) set.name = input.name
   if (input.location !== undefined) {
     if (input.location !== null && !(await isLocationOfAccount(tx, accountId, input.location))) details.location = 'is not a location of this account'
@@ -199,8 +202,9 @@ export async function deleteDevice(tx: Db, deps: Pick<Deps, 'clock' | 'actorMess
 }
 
 /**
- * check-sync asks the phone to reload its configuration. Until the media plane
- * can send the SIP NOTIFY, it marks the device pending_sync and records the request.
+ * check-sync asks the phone to reload its configuration: the device is marked
+ * pending_sync and the request recorded; the device actor (told in this transaction)
+ * has the media role send a registered phone a SIP NOTIFY.
  */
 export async function requestCheckSync(tx: Db, deps: Deps, accountId: string, id: string) {
   await getDevice(tx, accountId, id)

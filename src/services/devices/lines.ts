@@ -8,6 +8,7 @@ import { and, asc, count, eq, inArray } from 'drizzle-orm'
 import type { Db } from '../../db/client'
 import { deviceLines, devices, extensions } from '../../db/schema'
 import { conflict, notFound, ValidationError, type FieldDetails } from '../../errors'
+import { checkPlainText } from './plain-text'
 import { newId } from '../../ids'
 import { keysetPage, type PageRequest } from '../../pagination'
 import { isUserOfAccount } from '../accounts/users'
@@ -33,6 +34,7 @@ async function isExtensionOfAccount(db: Db, accountId: string, id: string) {
 
 /** Foreign or unknown users and extensions, as field details under `prefix`. */
 export async function checkLineRefs(db: Db, accountId: string, input: LineInput, prefix: string, details: FieldDetails) {
+  checkPlainText(details, { [`${prefix}label`]: input.label })
   if (input.user && !(await isUserOfAccount(db, accountId, input.user))) details[`${prefix}user`] = 'is not a user of this account'
   if (input.extension && !(await isExtensionOfAccount(db, accountId, input.extension))) details[`${prefix}extension`] = 'is not an extension of this account'
 }
@@ -174,7 +176,10 @@ export function handsetExtensionView(base: string, row: LineRow, sealer?: Sealer
 
 /** A handset carries an extension as one of its lines; the base's SIP account count bounds all its handsets' lines together. */
 export async function addHandsetExtension(tx: Db, deps: Deps, base: DeviceRow, handset: DeviceRow, input: { extension: string; label?: string | null }) {
-  if (!(await isExtensionOfAccount(tx, base.accountId, input.extension))) throw new ValidationError({ extension: 'is not an extension of this account' })
+  const details: FieldDetails = {}
+  checkPlainText(details, { label: input.label })
+  if (!(await isExtensionOfAccount(tx, base.accountId, input.extension))) details.extension = 'is not an extension of this account'
+  if (Object.keys(details).length > 0) throw new ValidationError(details)
   const baseModel = modelOf(base)
   // Lock the base so that two concurrent additions cannot both take its last SIP account.
   await tx.select({ id: devices.id }).from(devices).where(eq(devices.id, base.id)).for('update')

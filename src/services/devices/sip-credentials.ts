@@ -2,16 +2,17 @@
  * SIP credentials of device lines. SIP digest authentication (MD5 and SHA-256
  * realms) needs the password itself, and platforms fetch it again to provision
  * phones, so it is sealed (AES-256-GCM) rather than hashed. The key is a server-wide
- * setting, made once, like the cursor and session keys.
+ * setting, made once, like the cursor and session keys, and kept sealed under the
+ * master key like them (src/auth/).
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
 import { eq } from 'drizzle-orm'
+import { keyRingInUse } from '../../auth/master-key'
 import type { Db } from '../../db/client'
-import { deviceLines, settings } from '../../db/schema'
+import { deviceLines } from '../../db/schema'
 import { notFound } from '../../errors'
 import type { Principal } from '../platform/principal'
-
-const KEY_SETTING = 'sip_credential_key'
+import { loadServerKey } from '../platform/secrets'
 
 export interface Sealer {
   seal(plain: string): string
@@ -44,15 +45,7 @@ const byHandle = new WeakMap<Db, Sealer>()
 export async function credentialSealer(db: Db): Promise<Sealer> {
   const known = byHandle.get(db)
   if (known) return known
-  const read = async () => (await db.select().from(settings).where(eq(settings.key, KEY_SETTING)))[0]?.value
-  let value = await read()
-  if (value === undefined) {
-    await db
-      .insert(settings)
-      .values({ key: KEY_SETTING, value: randomBytes(32).toString('base64url') })
-      .onConflictDoNothing()
-    value = (await read())!
-  }
+  const value = await loadServerKey(db, keyRingInUse(), 'sip_credential_key')
   let s = cached.get(value)
   if (!s) {
     s = sealerFrom(Buffer.from(value, 'base64url'))

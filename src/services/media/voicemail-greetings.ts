@@ -9,6 +9,7 @@ import type { BlobStorage } from '../../storage/blob-storage'
 import type { AudioUpload } from './audio-clips'
 import { audioColumnsOf, audioView, convertUpload, type DownloadSigning } from './stored-audio'
 import type { AudioConverter } from './telephony-audio'
+import { scheduleBlobDeletions } from '../data-lifecycle/blob-deletions'
 
 export type GreetingRow = typeof voicemailGreetings.$inferSelect
 export type GreetingType = GreetingRow['type']
@@ -26,22 +27,33 @@ export function greetingView(row: GreetingRow, signing: DownloadSigning) {
   }
 }
 
-/** 404 voicemail_owner_not_found unless the owner is a user or a shared voicemail box of the account. */
-async function assertOwner(db: Db, accountId: string, ownerId: string): Promise<void> {
-  const [user] = await db
+/** The greeting's owner column of each kind: exactly one is set (the table's check). */
+type OwnerKey = { userId: string; sharedVoicemailBoxId: null } | { userId: null; sharedVoicemailBoxId: string }
+
+/**
+ * 404 voicemail_owner_not_found unless the owner is a user or a shared voicemail box
+ * of the account. A write locks the owner (FOR SHARE): an owner deleted meanwhile
+ * waits for the write (then deletes the greeting with itself), or is already gone
+ * and reads as absent.
+ */
+async function ownerKey(db: Db, accountId: string, ownerId: string, lock = false): Promise<OwnerKey> {
+  const userQuery = db
     .select({ id: users.id })
     .from(users)
     .where(and(eq(users.accountId, accountId), eq(users.id, ownerId)))
-  if (user) return
-  const [box] = await db
+  const [user] = lock ? await userQuery.for('share') : await userQuery
+  if (user) return { userId: user.id, sharedVoicemailBoxId: null }
+  const boxQuery = db
     .select({ id: sharedVoicemailBoxes.id })
     .from(sharedVoicemailBoxes)
     .where(and(eq(sharedVoicemailBoxes.accountId, accountId), eq(sharedVoicemailBoxes.id, ownerId)))
+  const [box] = lock ? await boxQuery.for('share') : await boxQuery
   if (!box) throw notFound('voicemail_owner', ownerId)
+  return { userId: null, sharedVoicemailBoxId: box.id }
 }
 
 export async function getGreeting(db: Db, accountId: string, ownerId: string, type: GreetingType): Promise<GreetingRow> {
-  await assertOwner(db, accountId, ownerId)
+  await ownerKey(db, accountId, ownerId)
   const [row] = await db
     .select()
     .from(voicemailGreetings)
@@ -59,7 +71,7 @@ export async function setGreeting(
   type: GreetingType,
   file: AudioUpload,
 ): Promise<{ row: GreetingRow; replacedKey?: string }> {
-  await assertOwner(tx, accountId, ownerId)
+  const owner = await ownerKey(tx, accountId, ownerId, true)
   const [previous] = await tx
     .select({ storageKey: voicemailGreetings.storageKey })
     .from(voicemailGreetings)
@@ -72,7 +84,7 @@ export async function setGreeting(
   const columns = audioColumnsOf(audio, storageKey, file.filename)
   const [row] = await tx
     .insert(voicemailGreetings)
-    .values({ id, accountId, ownerId, type, ...columns, createdAt: now, updatedAt: now })
+    .values({ id, accountId, ownerId, ...owner, type, ...columns, createdAt: now, updatedAt: now })
     .onConflictDoUpdate({
       target: [voicemailGreetings.accountId, voicemailGreetings.ownerId, voicemailGreetings.type],
       set: { ...columns, updatedAt: now },
@@ -87,4 +99,20 @@ export async function deleteGreeting(tx: Db, accountId: string, ownerId: string,
   const row = await getGreeting(tx, accountId, ownerId, type)
   await tx.delete(voicemailGreetings).where(eq(voicemailGreetings.id, row.id))
   return row.storageKey
+}
+
+/**
+ * Deletes every greeting of an owner that is being deleted (the foreign keys would
+ * drop the rows, but not their audio). The audio is owed durably in this transaction
+ * (the data-lifecycle sweeper removes it, whatever crashes); the keys are returned so
+ * the caller may remove it at once after the commit.
+ */
+export async function deleteGreetingsOf(tx: Db, accountId: string, ownerId: string): Promise<string[]> {
+  const rows = await tx
+    .delete(voicemailGreetings)
+    .where(and(eq(voicemailGreetings.accountId, accountId), eq(voicemailGreetings.ownerId, ownerId)))
+    .returning({ storageKey: voicemailGreetings.storageKey })
+  const keys = rows.map((r) => r.storageKey)
+  await scheduleBlobDeletions(tx, keys, accountId)
+  return keys
 }

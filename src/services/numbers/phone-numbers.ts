@@ -5,6 +5,8 @@
  * covers every status but released). Live mode has no carrier in this
  * deployment: searching and ordering answer 502 carrier_unavailable.
  */
+import { billableDids, billableNumberEvents } from './billable-dids'
+import { checkNumberCap } from './number-cap'
 import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm'
 import type { Clock } from '../../clock'
 import { type Db, queryRows } from '../../db/client'
@@ -13,7 +15,6 @@ import { accounts, phoneNumberOrders, phoneNumberRoutes, phoneNumbers } from '..
 import { ApiError, badRequest, conflict, notFound, ValidationError } from '../../errors'
 import { newId } from '../../ids'
 import { keysetPage, type PageRequest } from '../../pagination'
-import { DEFAULT_ACCOUNT_CONFIG } from '../accounts/account-types'
 
 export type PhoneNumberRow = typeof phoneNumbers.$inferSelect
 export type PhoneNumberOrderRow = typeof phoneNumberOrders.$inferSelect
@@ -109,15 +110,6 @@ export async function availablePhoneNumbers(db: Db, mode: Mode, q: AvailableQuer
   }))
 }
 
-/** Numbers held against the cap: every status but released (active, inactive, pending). */
-export async function heldCount(db: Db, accountId: string): Promise<number> {
-  const [row] = await db
-    .select({ n: sql<number>`count(*)::int` })
-    .from(phoneNumbers)
-    .where(and(eq(phoneNumbers.accountId, accountId), ne(phoneNumbers.status, 'released')))
-  return Number(row?.n ?? 0)
-}
-
 async function claimedSplit(db: Db, accountId: string, numbers: string[]) {
   const live = await db
     .select({ number: phoneNumbers.number, accountId: phoneNumbers.accountId })
@@ -164,20 +156,9 @@ export async function createPhoneNumberOrder(tx: Db, clock: Clock, account: { id
     throw badRequest(`Reserved as call simulator destinations, not orderable: ${reserved.join(', ')}.`, 'invalid_sandbox_phone_number')
   }
 
-  const [locked] = await tx.select({ config: accounts.config }).from(accounts).where(eq(accounts.id, account.id)).for('update')
-  if (!locked) throw notFound('account', account.id)
-  const cap = locked.config.max_phone_numbers ?? DEFAULT_ACCOUNT_CONFIG.max_phone_numbers
-
   const claimed = await claimedSplit(tx, account.id, numbers)
   if (claimed.already_on_account.length + claimed.in_service_elsewhere.length > 0) throw alreadyClaimed(claimed)
-
-  const held = await heldCount(tx, account.id)
-  if (held + numbers.length > cap) {
-    throw conflict(
-      `This account holds ${held} phone number${held === 1 ? '' : 's'} and its cap is ${cap}; ordering ${numbers.length} more would exceed it.`,
-      'phone_number_limit_exceeded',
-    )
-  }
+  await checkNumberCap(tx, account.id, numbers.length, `ordering ${numbers.length} more`)
 
   const now = clock.now()
   const [order] = await tx
@@ -277,6 +258,7 @@ export async function reassignPhoneNumber(
   from: { id: string; platformId: string; mode: Mode },
   phoneNumberId: string,
   input: { account: string },
+  requestId?: string,
 ): Promise<PhoneNumberRow> {
   const pn = await getPhoneNumber(tx, from.id, phoneNumberId)
   if (input.account === from.id) throw new ValidationError({ account: 'is already the account of this number' })
@@ -291,15 +273,19 @@ export async function reassignPhoneNumber(
   if (!to || to.platformId !== from.platformId || to.mode !== from.mode) {
     throw new ValidationError({ account: `is not a ${from.mode === 'test' ? 'sandbox' : 'live'} account of this platform` })
   }
-  const cap = to.config.max_phone_numbers ?? DEFAULT_ACCOUNT_CONFIG.max_phone_numbers
-  const held = await heldCount(tx, to.id)
-  if (held + 1 > cap) {
-    throw conflict(
-      `Account ${to.id} holds ${held} phone number${held === 1 ? '' : 's'} and its cap is ${cap}; this number would exceed it.`,
-      'phone_number_limit_exceeded',
-    )
-  }
+  await checkNumberCap(tx, to.id, 1, 'this number')
+  // A pending number counts on neither side; an active or inactive one leaves one count and joins the other.
+  const billable = pn.status === 'active' || pn.status === 'inactive'
+  const counts = billable ? { from: await billableDids(tx, from.id), to: await billableDids(tx, to.id) } : null
   await tx.delete(phoneNumberRoutes).where(eq(phoneNumberRoutes.phoneNumberId, pn.id))
   const [moved] = await tx.update(phoneNumbers).set({ accountId: to.id, updatedAt: clock.now() }).where(eq(phoneNumbers.id, pn.id)).returning()
+  if (counts) {
+    // The spec: disconnected on the losing account and activated on the gaining one, with the same request.
+    await billableNumberEvents(tx, clock, from, 'phone_number.disconnected', [moved!], { previous: counts.from, requestId })
+    await billableNumberEvents(tx, clock, { id: to.id, platformId: to.platformId, mode: to.mode }, 'phone_number.activated', [moved!], {
+      previous: counts.to,
+      requestId,
+    })
+  }
   return moved!
 }

@@ -7,9 +7,14 @@
  * transaction so the change and its replayable response commit together. A
  * 'running' row left by a crashed process has no committed work behind it, so
  * after a lease it may be claimed again.
+ *
+ * The stored response is sealed under the master key (src/auth/): it may carry a
+ * session's client secret or a new webhook or voice-app secret.
  */
 import { createHash } from 'node:crypto'
 import { and, eq, lt } from 'drizzle-orm'
+import { openSecret, sealSecret } from '../../auth/master-key'
+import { sealedContext } from '../../auth/sealed-columns'
 import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
 import { idempotencyKeys } from '../../db/schema'
@@ -24,7 +29,8 @@ export const requestHash = (parts: string[]) => createHash('sha256').update(part
 export type ClaimResult = { kind: 'claimed' } | { kind: 'replay'; status: number; body: string }
 
 export async function claimIdempotencyKey(db: Db, clock: Clock, scope: string, key: string, hash: string): Promise<ClaimResult> {
-  const now = clock.now()
+  // The 24 hours a client may retry in are its hours: real time, whatever the clock speed.
+  const now = clock.wallNow()
   for (let attempt = 0; attempt < 3; attempt++) {
     const inserted = await db
       .insert(idempotencyKeys)
@@ -57,7 +63,7 @@ export async function claimIdempotencyKey(db: Db, clock: Clock, scope: string, k
     if (row.state === 'running') {
       throw new ApiError(409, 'A request with this Idempotency-Key is still being processed; retry later.', 'idempotency_key_in_use')
     }
-    return { kind: 'replay', status: row.statusCode!, body: row.responseBody! }
+    return { kind: 'replay', status: row.statusCode!, body: openSecret(row.responseBody!, sealedContext.idempotentResponse(scope, key)) }
   }
   throw new ApiError(409, 'A request with this Idempotency-Key is still being processed; retry later.', 'idempotency_key_in_use')
 }
@@ -65,7 +71,7 @@ export async function claimIdempotencyKey(db: Db, clock: Clock, scope: string, k
 export async function completeIdempotencyKey(db: Db, scope: string, key: string, status: number, body: string): Promise<void> {
   await db
     .update(idempotencyKeys)
-    .set({ state: 'done', statusCode: status, responseBody: body })
+    .set({ state: 'done', statusCode: status, responseBody: sealSecret(body, sealedContext.idempotentResponse(scope, key)) })
     .where(and(eq(idempotencyKeys.scope, scope), eq(idempotencyKeys.key, key)))
 }
 
@@ -75,5 +81,5 @@ export async function releaseIdempotencyKey(db: Db, scope: string, key: string):
 }
 
 export async function purgeExpiredIdempotencyKeys(db: Db, clock: Clock): Promise<void> {
-  await db.delete(idempotencyKeys).where(lt(idempotencyKeys.createdAt, new Date(clock.now().getTime() - IDEMPOTENCY_TTL_MS)))
+  await db.delete(idempotencyKeys).where(lt(idempotencyKeys.createdAt, new Date(clock.wallNow().getTime() - IDEMPOTENCY_TTL_MS)))
 }

@@ -3,12 +3,13 @@
  * SHA-256 hash is stored, so a database leak does not leak working keys.
  */
 import { createHash, randomBytes } from 'node:crypto'
-import { and, eq, isNull, ne, sql } from 'drizzle-orm'
+import { and, asc, eq, isNull, ne, sql } from 'drizzle-orm'
 import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
 import { apiKeys, platforms } from '../../db/schema'
-import { notFound } from '../../errors'
+import { ApiError, notFound } from '../../errors'
 import { newId } from '../../ids'
+import { checkOrigins, setPlatformOrigins } from './origins'
 import { getSetting, setSetting } from './secrets'
 
 export type Mode = 'test' | 'live'
@@ -36,7 +37,12 @@ async function addKey(db: Db, clock: Clock, platformId: string, mode: Mode, key:
   })
 }
 
-export async function createPlatform(db: Db, clock: Clock, input: { name: string; live_enabled?: boolean; admin_emails?: string[] }) {
+export async function createPlatform(
+  db: Db,
+  clock: Clock,
+  input: { name: string; live_enabled?: boolean; admin_emails?: string[]; allowed_origins?: string[] },
+) {
+  const origins = input.allowed_origins && checkOrigins('allowed_origins', input.allowed_origins)
   const now = clock.now()
   const id = newId('platform')
   const testKey = generateKey('test')
@@ -47,6 +53,7 @@ export async function createPlatform(db: Db, clock: Clock, input: { name: string
       .values({ id, name: input.name, liveEnabled: input.live_enabled ?? false, adminEmails: input.admin_emails ?? [], createdAt: now, updatedAt: now })
     await addKey(tx, clock, id, 'test', testKey)
     await addKey(tx, clock, id, 'live', liveKey)
+    if (origins) await setPlatformOrigins(tx, id, origins)
   })
   // The answer's shape is fixed by the operator interface: admin_emails is accepted, not echoed.
   return { id, name: input.name, test_key: testKey, live_key: liveKey, live_enabled: input.live_enabled ?? false }
@@ -56,15 +63,19 @@ export async function updatePlatform(
   db: Db,
   clock: Clock,
   id: string,
-  input: { name?: string; live_enabled?: boolean; admin_emails?: string[] },
+  input: { name?: string; live_enabled?: boolean; admin_emails?: string[]; allowed_origins?: string[] },
 ): Promise<PlatformView> {
+  const origins = input.allowed_origins && checkOrigins('allowed_origins', input.allowed_origins)
   const set: Partial<typeof platforms.$inferInsert> = { updatedAt: clock.now() }
   if (input.name !== undefined) set.name = input.name
   if (input.live_enabled !== undefined) set.liveEnabled = input.live_enabled
   if (input.admin_emails !== undefined) set.adminEmails = input.admin_emails
-  const [row] = await db.update(platforms).set(set).where(eq(platforms.id, id)).returning()
-  if (!row) throw notFound('platform', id)
-  return { id: row.id, name: row.name, live_enabled: row.liveEnabled }
+  return db.transaction(async (tx) => {
+    const [row] = await tx.update(platforms).set(set).where(eq(platforms.id, id)).returning()
+    if (!row) throw notFound('platform', id)
+    if (origins) await setPlatformOrigins(tx, id, origins)
+    return { id: row.id, name: row.name, live_enabled: row.liveEnabled }
+  })
 }
 
 export interface KeyIdentity {
@@ -135,4 +146,64 @@ export async function ensureBootstrapPlatform(
     }
     return { platformId, generated }
   })
+}
+
+/** A platform's key as the operator sees it: never the key itself, which is shown once when made. */
+export interface KeyView {
+  id: string
+  object: 'api_key'
+  mode: Mode
+  /** The key's last four characters, to tell keys apart. */
+  hint: string
+  created_at: string
+  revoked_at: string | null
+}
+
+const keyView = (row: typeof apiKeys.$inferSelect): KeyView => ({
+  id: row.id,
+  object: 'api_key',
+  mode: row.mode,
+  hint: row.hint,
+  created_at: row.createdAt.toISOString(),
+  revoked_at: row.revokedAt?.toISOString() ?? null,
+})
+
+async function platformExists(db: Db, id: string) {
+  const [row] = await db.select({ id: platforms.id }).from(platforms).where(eq(platforms.id, id))
+  if (!row) throw notFound('platform', id)
+}
+
+export async function listKeys(db: Db, platformId: string): Promise<KeyView[]> {
+  await platformExists(db, platformId)
+  const rows = await db.select().from(apiKeys).where(eq(apiKeys.platformId, platformId)).orderBy(asc(apiKeys.createdAt), asc(apiKeys.id))
+  return rows.map(keyView)
+}
+
+/**
+ * Rotation: a new key of the mode is made and shown once; the platform's other keys
+ * keep working until the operator revokes them, so the platform can switch over
+ * without downtime. (A live key is made whether or not live mode is enabled, as at
+ * platform creation: live mode gates live accounts, not keys.)
+ */
+export async function createKey(db: Db, clock: Clock, platformId: string, mode: Mode): Promise<KeyView & { key: string }> {
+  await platformExists(db, platformId)
+  const key = generateKey(mode)
+  await addKey(db, clock, platformId, mode, key)
+  const [row] = await db
+    .select()
+    .from(apiKeys)
+    .where(eq(apiKeys.keyHash, hashKey(key)))
+  return { ...keyView(row!), key }
+}
+
+/** Revocation is final (a revoked key never works again) and idempotent. */
+export async function revokeKey(db: Db, clock: Clock, platformId: string, keyId: string): Promise<KeyView> {
+  await platformExists(db, platformId)
+  const [row] = await db
+    .update(apiKeys)
+    .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, ${clock.now().toISOString()}::timestamptz)` })
+    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.platformId, platformId)))
+    .returning()
+  if (!row) throw new ApiError(404, `No such key on this platform: ${keyId}`, 'api_key_not_found')
+  return keyView(row)
 }

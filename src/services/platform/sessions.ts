@@ -55,7 +55,7 @@ export interface SessionTokens {
 
 export function sessionTokens(key: Uint8Array, clock: Clock): SessionTokens {
   async function sign(claims: Record<string, unknown>, ttlSeconds: number, subject?: string) {
-    const now = clock.now()
+    const now = clock.wallNow()
     const iat = Math.floor(now.getTime() / 1000)
     const jwt = new SignJWT(claims)
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -78,7 +78,7 @@ export function sessionTokens(key: Uint8Array, clock: Clock): SessionTokens {
     },
     async verify(token) {
       try {
-        const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'], issuer: ISSUER, currentDate: clock.now() })
+        const { payload } = await jwtVerify(token, key, { algorithms: ['HS256'], issuer: ISSUER, currentDate: clock.wallNow() })
         const p = payload as Record<string, unknown>
         const base = typeof p.sid === 'string' && typeof p.acct === 'string' && typeof p.plat === 'string' && (p.mode === 'test' || p.mode === 'live')
         if (!base) return undefined

@@ -5,8 +5,9 @@
  * src/ may not import machines/ (ARCHITECTURE.md), so this module declares the
  * engine's input shape structurally (`RoutingRows`, the same field names as
  * machines/routing `RoutingInput`) and takes the engine's check as a parameter
- * (`RoutingCheck`): the gateway passes `validateChange` over `buildRoutingConfig`
- * from actors/client.ts, where the compiler checks the two shapes agree.
+ * (`RoutingCheck`, `deps.routingCheck`): the composition root (src/server.ts) fills it
+ * with `validateChange` over `buildRoutingConfig`, where the compiler checks the two
+ * shapes agree.
  */
 import { asc, eq, sql } from 'drizzle-orm'
 import type { Db } from '../../db/client'
@@ -282,7 +283,8 @@ export async function guardedDelete(tx: Db, check: RoutingCheck, accountId: stri
   }
 }
 
-async function lockRouting(tx: Db, accountId: string) {
+/** Serialises the account's routing writes until the transaction ends (taken again by the same transaction, it does not block). */
+export async function lockRouting(tx: Db, accountId: string) {
   await tx.execute(sql`select pg_advisory_xact_lock(hashtext(${`routing:${accountId}`}))`)
 }
 

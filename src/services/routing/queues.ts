@@ -7,15 +7,22 @@
  *
  * A user's queue-agent standing (`GET/POST /v1/users/{id}/queue-agent`) says
  * whether queues may dispatch calls to them at all.
+ *
+ * Each queue is an actor (actors/queues/) that holds its waiting callers and its
+ * agents' standing. A write here that changes who may take its calls (a member added
+ * or removed, an agent logging in or out) tells the queue actors concerned in the same
+ * transaction, through `messages` (deps.actorMessages), when the caller passes it.
  */
-import { and, asc, eq } from 'drizzle-orm'
+import { and, asc, eq, inArray } from 'drizzle-orm'
 import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
 import { isUniqueViolation } from '../../db/errors'
 import { queueAgents, queueMembers, queues, users } from '../../db/schema'
 import { ApiError, conflict, notFound } from '../../errors'
 import { newId } from '../../ids'
+import { pgArray, statement } from '../../db/statements'
 import { keysetPage, type PageRequest } from '../../pagination'
+import type { ActorMessages } from '../deps'
 import { guardedDelete, guardedWrite, type RoutingCheck, targetOf } from './config'
 
 export type QueueRow = typeof queues.$inferSelect
@@ -135,7 +142,14 @@ export async function deleteQueue(tx: Db, check: RoutingCheck, accountId: string
 
 const memberConflict = (user: string, queue: string) => conflict(`User ${user} is already a member of queue ${queue}.`, 'queue_member_conflict')
 
-export async function addQueueMember(tx: Db, clock: Clock, check: RoutingCheck, accountId: string, queueId: string, user: string) {
+/** The queue actor's kind (actors/queues/messages: QUEUE_KIND; src/ may not import actors/). */
+const QUEUE_ACTOR = 'queue'
+
+/** Tells one queue actor about one agent (dropped when the queue has no actor yet: it reads its members when a call arrives). */
+const tellQueue = (tx: Db, clock: Clock, messages: ActorMessages | undefined, queueId: string, event: { type: string; user_id: string; status?: string }) =>
+  messages?.tell(tx, QUEUE_ACTOR, queueId, { ...event, at: clock.now().toISOString() })
+
+export async function addQueueMember(tx: Db, clock: Clock, check: RoutingCheck, accountId: string, queueId: string, user: string, messages?: ActorMessages) {
   await getQueue(tx, accountId, queueId)
   const [existing] = await tx
     .select({ id: queueMembers.id })
@@ -144,6 +158,9 @@ export async function addQueueMember(tx: Db, clock: Clock, check: RoutingCheck, 
   if (existing) throw memberConflict(user, queueId)
   const index = (await allQueueMembers(tx, queueId)).length
   try {
+    const [standing] = await queueAgentStandings(tx, [user])
+    // Presence is the queue's to learn (the presence actor tells it on the next change): a new member counts as free unless logged out.
+    await tellQueue(tx, clock, messages, queueId, { type: 'AGENT_STATUS', user_id: user, status: standing === 'unavailable' ? 'offline' : 'available' })
     return await guardedWrite(
       tx,
       check,
@@ -164,13 +181,14 @@ export async function addQueueMember(tx: Db, clock: Clock, check: RoutingCheck, 
   }
 }
 
-export async function removeQueueMember(tx: Db, accountId: string, queueId: string, memberId: string) {
+export async function removeQueueMember(tx: Db, accountId: string, queueId: string, memberId: string, deps?: { clock: Clock; messages?: ActorMessages }) {
   await getQueue(tx, accountId, queueId)
   const [row] = await tx
     .delete(queueMembers)
     .where(and(eq(queueMembers.queueId, queueId), eq(queueMembers.id, memberId)))
     .returning()
   if (!row) throw notFound('queue_member', memberId)
+  if (deps) await tellQueue(tx, deps.clock, deps.messages, queueId, { type: 'AGENT_REMOVED', user_id: row.userId })
   return row
 }
 
@@ -202,12 +220,58 @@ export async function getQueueAgent(db: Db, accountId: string, userId: string) {
   }
 }
 
-export async function updateQueueAgent(tx: Db, clock: Clock, accountId: string, userId: string, input: { status: 'available' | 'unavailable' }) {
+export async function updateQueueAgent(
+  tx: Db,
+  clock: Clock,
+  accountId: string,
+  userId: string,
+  input: { status: 'available' | 'unavailable' },
+  messages?: ActorMessages,
+) {
   await userOfAccount(tx, accountId, userId)
   const now = clock.now()
   await tx
     .insert(queueAgents)
     .values({ userId, accountId, status: input.status, updatedAt: now })
     .onConflictDoUpdate({ target: queueAgents.userId, set: { status: input.status, updatedAt: now } })
+  // Logging in makes the agent free for the queues; presence (on a call, dnd) follows with its next change.
+  for (const m of await queueMembershipsOf(tx, userId))
+    await tellQueue(tx, clock, messages, m.queue_id, { type: 'AGENT_STATUS', user_id: userId, status: input.status === 'available' ? 'available' : 'offline' })
   return getQueueAgent(tx, accountId, userId)
+}
+
+/** The queue-agent standing of each user (in order): `unavailable` is logged out of every queue. */
+export async function queueAgentStandings(db: Db, userIds: readonly string[]): Promise<('available' | 'unavailable')[]> {
+  if (userIds.length === 0) return []
+  const rows = await db
+    .select({ userId: queueAgents.userId, status: queueAgents.status })
+    .from(queueAgents)
+    .where(inArray(queueAgents.userId, [...userIds]))
+  const by = new Map(rows.map((r) => [r.userId, r.status]))
+  return userIds.map((u) => by.get(u) ?? 'available')
+}
+
+const MEMBERSHIPS = statement<{ queue_id: string; standing: 'available' | 'unavailable' }>(
+  `select m.queue_id, coalesce(a.status, 'available') as standing
+     from queue_members m left join queue_agents a on a.user_id = m.user_id
+    where m.user_id = $1`,
+)
+
+/**
+ * The queues a user is an agent of, with their standing: what a presence change must
+ * tell (one statement; nothing for a user in no queue).
+ */
+export function queueMembershipsOf(db: Db, userId: string) {
+  return MEMBERSHIPS.rows(db, [userId])
+}
+
+const MEMBERSHIPS_OF_USERS = statement<{ user_id: string; queue_id: string; standing: 'available' | 'unavailable' }>(
+  `select m.user_id, m.queue_id, coalesce(a.status, 'available') as standing
+     from queue_members m left join queue_agents a on a.user_id = m.user_id
+    where m.user_id = any($1::text[])`,
+)
+
+/** queueMembershipsOf for many users in one statement (the presence changes one transaction of actor steps commits). */
+export function queueMembershipsOfUsers(db: Db, userIds: readonly string[]) {
+  return MEMBERSHIPS_OF_USERS.rows(db, [pgArray(userIds)])
 }

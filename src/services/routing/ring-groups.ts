@@ -4,7 +4,7 @@
  * Every write goes through the routing guard (config.ts): members must be users of
  * the account, the no-answer target a routable object of it, and no loop may form.
  */
-import { and, eq } from 'drizzle-orm'
+import { and, eq, sql } from 'drizzle-orm'
 import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
 import { ringGroups } from '../../db/schema'
@@ -141,4 +141,17 @@ export async function removeRingGroupMember(tx: Db, clock: Clock, accountId: str
   // Removing a member cannot form a loop or a dangling reference: no guard needed.
   await store(tx, clock, accountId, id, { members: group.members.filter((m) => m.id !== memberId) })
   return member
+}
+
+/**
+ * A deleted user leaves every ring group they ring in (the rest of each group stays
+ * as it was). Members are jsonb, so the groups naming the user are found by
+ * containment and rewritten one by one.
+ */
+export async function removeUserFromRingGroups(tx: Db, clock: Clock, accountId: string, userId: string): Promise<void> {
+  const groups = await tx
+    .select()
+    .from(ringGroups)
+    .where(and(eq(ringGroups.accountId, accountId), sql`${ringGroups.members} @> ${JSON.stringify([{ user: userId }])}::jsonb`))
+  for (const group of groups) await store(tx, clock, accountId, group.id, { members: group.members.filter((m) => m.user !== userId) })
 }

@@ -47,8 +47,20 @@ function checkHolidays(holidays: string[] | undefined) {
   if (Object.keys(details).length > 0) throw new ValidationError(details)
 }
 
-export async function createSchedule(tx: Db, clock: Clock, check: RoutingCheck, accountId: string, input: ScheduleInput & { name: string; time_zone: string }) {
+/**
+ * `account.timeZone` (config.timezone) stands in for a zone the request leaves out:
+ * a business's hours are its own local time, and the routing check still refuses a
+ * zone the engine cannot read, naming time_zone.
+ */
+export async function createSchedule(
+  tx: Db,
+  clock: Clock,
+  check: RoutingCheck,
+  account: { id: string; timeZone: string },
+  input: ScheduleInput & { name: string },
+) {
   checkHolidays(input.holidays)
+  const accountId = account.id
   const id = newId('schedule')
   const now = clock.now()
   return guardedWrite(tx, check, accountId, { collection: 'schedules', id }, async () => {
@@ -58,7 +70,7 @@ export async function createSchedule(tx: Db, clock: Clock, check: RoutingCheck, 
         id,
         accountId,
         name: input.name,
-        timeZone: input.time_zone,
+        timeZone: input.time_zone ?? account.timeZone,
         hours: input.hours ?? [],
         holidays: input.holidays ?? [],
         hold: null,

@@ -2,10 +2,13 @@
  * Voice apps: a routing target that hands the call to a program. A webhook app
  * delivers it to its URL (signed with the app's secret); an ai_agent app lets an
  * AI agent of the account answer. The secret is shown only when it is made
- * (create, rotate_secret).
+ * (create, rotate_secret), and stored sealed under the master key (src/auth/):
+ * whatever signs with it opens it with `openSecret(row.secret, sealedContext.voiceAppSecret(row.id))`.
  */
 import { randomBytes } from 'node:crypto'
 import { and, eq } from 'drizzle-orm'
+import { sealSecret } from '../../auth/master-key'
+import { sealedContext } from '../../auth/sealed-columns'
 import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
 import { voiceApps } from '../../db/schema'
@@ -66,12 +69,14 @@ export async function createVoiceApp(
   checkKind(app)
   const id = newId('voiceApp')
   const now = clock.now()
+  const secret = newSecret()
   return guardedWrite(tx, check, accountId, { collection: 'voiceApps', id }, async () => {
     const [row] = await tx
       .insert(voiceApps)
-      .values({ id, accountId, name: input.name, ...app, secret: newSecret(), createdAt: now, updatedAt: now })
+      .values({ id, accountId, name: input.name, ...app, secret: sealSecret(secret, sealedContext.voiceAppSecret(id)), createdAt: now, updatedAt: now })
       .returning()
-    return row!
+    // One of the two answers that show the secret: the row with it in the clear.
+    return { ...row!, secret }
   })
 }
 
@@ -114,7 +119,9 @@ export async function updateVoiceApp(tx: Db, clock: Clock, check: RoutingCheck, 
 
 export async function rotateVoiceAppSecret(tx: Db, clock: Clock, accountId: string, id: string) {
   await getVoiceApp(tx, accountId, id)
-  return store(tx, clock, accountId, id, { secret: newSecret() })
+  const secret = newSecret()
+  const row = await store(tx, clock, accountId, id, { secret: sealSecret(secret, sealedContext.voiceAppSecret(id)) })
+  return { ...row, secret }
 }
 
 export async function deleteVoiceApp(tx: Db, check: RoutingCheck, accountId: string, id: string) {

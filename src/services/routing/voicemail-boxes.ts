@@ -2,13 +2,14 @@
  * Shared voicemail boxes: a box calls can be sent to straight (a routing target),
  * whose messages the listed users may hear.
  */
-import { and, eq, inArray } from 'drizzle-orm'
+import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
 import { sharedVoicemailBoxes, users } from '../../db/schema'
 import { type FieldDetails, notFound, ValidationError } from '../../errors'
 import { newId } from '../../ids'
 import { keysetPage, type PageRequest } from '../../pagination'
+import { deleteGreetingsOf } from '../media/voicemail-greetings'
 import { guardedDelete, guardedWrite, type RoutingCheck } from './config'
 
 export type SharedVoicemailBoxRow = typeof sharedVoicemailBoxes.$inferSelect
@@ -33,12 +34,14 @@ export interface BoxInput {
 /** Each listed user must be a user of the account (details `users.<index>`), listed once. */
 async function checkUsers(db: Db, accountId: string, ids: string[] | undefined) {
   if (!ids || ids.length === 0) return
+  // FOR SHARE: a user deleted meanwhile waits for this write, then takes itself off the list (no dangling listener).
   const found = new Set(
     (
       await db
         .select({ id: users.id })
         .from(users)
         .where(and(eq(users.accountId, accountId), inArray(users.id, ids)))
+        .for('share')
     ).map((r) => r.id),
   )
   const details: FieldDetails = {}
@@ -91,9 +94,31 @@ export async function updateSharedVoicemailBox(tx: Db, clock: Clock, accountId: 
   return row!
 }
 
-export async function deleteSharedVoicemailBox(tx: Db, check: RoutingCheck, accountId: string, id: string) {
-  await getSharedVoicemailBox(tx, accountId, id)
+/**
+ * Deletes the box with its greetings, unless something still routes to it (409).
+ * Its messages stay, as records (their `shared_voicemail_box_id` becomes null).
+ * Returns the greetings' audio keys for the caller to remove after the commit.
+ */
+export async function deleteSharedVoicemailBox(tx: Db, check: RoutingCheck, accountId: string, id: string): Promise<{ audioKeys: string[] }> {
+  // FOR UPDATE: a greeting upload locks the box to reference it; it waits, then finds the box gone.
+  const [box] = await tx
+    .select({ id: sharedVoicemailBoxes.id })
+    .from(sharedVoicemailBoxes)
+    .where(and(eq(sharedVoicemailBoxes.accountId, accountId), eq(sharedVoicemailBoxes.id, id)))
+    .for('update')
+  if (!box) throw notFound('shared_voicemail_box', id)
+  let audioKeys: string[] = []
   await guardedDelete(tx, check, accountId, `shared voicemail box ${id}`, async () => {
+    audioKeys = await deleteGreetingsOf(tx, accountId, id)
     await tx.delete(sharedVoicemailBoxes).where(and(eq(sharedVoicemailBoxes.accountId, accountId), eq(sharedVoicemailBoxes.id, id)))
   })
+  return { audioKeys }
+}
+
+/** A deleted user is no longer one of the users who may listen to any box. */
+export async function removeUserFromSharedVoicemailBoxes(tx: Db, clock: Clock, accountId: string, userId: string): Promise<void> {
+  await tx
+    .update(sharedVoicemailBoxes)
+    .set({ users: sql`${sharedVoicemailBoxes.users} - ${userId}::text`, updatedAt: clock.now() })
+    .where(and(eq(sharedVoicemailBoxes.accountId, accountId), sql`${sharedVoicemailBoxes.users} @> ${JSON.stringify([userId])}::jsonb`))
 }

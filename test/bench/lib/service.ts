@@ -32,7 +32,8 @@ export async function startServer(opts: {
   const child = spawnLogged(opts.name, [process.execPath, ...(opts.bunArgs ?? []), opts.script], {
     cwd: ROOT,
     logFile: join(opts.logDir, `${opts.name}.log`),
-    env: { ...process.env, ...opts.env, PORT: String(port), HOST: '127.0.0.1' },
+    // SIP on a free port too: benches may run beside a service that holds 5060.
+    env: { ...process.env, SIP_PORT: '0', ...opts.env, PORT: String(port), HOST: '127.0.0.1' },
   })
   const baseUrl = `http://127.0.0.1:${port}`
   await waitForHttp(baseUrl + opts.readyPath, child, opts.timeoutMs ?? 30_000)

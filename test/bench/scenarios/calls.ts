@@ -40,6 +40,7 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import type { BenchContext } from '../run'
 import { cpuSeconds } from '../lib/cpu'
+import { descendantsCpuSeconds } from '../lib/process-tree'
 import { onCleanup, runCaptured } from '../lib/processes'
 import { call, ROOT, sampleAccount, startServer, type Server } from '../lib/service'
 import { redact } from '../lib/postgres'
@@ -100,6 +101,10 @@ interface E2E {
   activeActors: number
   pendingTimers: number
   serviceCpuS?: number
+  /** The embedded PostgreSQL server's CPU over the same span (its processes are the service's children). */
+  databaseCpuS?: number
+  /** What the database did over the whole run (setup included, a few dozen transactions): pg_stat_database and pg_stat_user_tables. */
+  databaseWork?: { transactions: number; rowsWritten: number; byTable: [string, number][] }
 }
 
 interface LoadOut {
@@ -178,6 +183,11 @@ async function analyse(store: Store, speed: number, load: LoadOut) {
     const eventsByType = Object.fromEntries(events.map((e) => [e.type, e.n]))
     const [actors] = await q<{ n: number }>(`select count(*)::int as n from actor_snapshots where status = 'active'`)
     const [timers] = await q<{ n: number }>(`select count(*)::int as n from durable_timers`)
+    // PostgreSQL keeps its statistics over a clean shutdown: the transactions and row writes of the run.
+    const [xacts] = await q<{ n: number }>(`select (xact_commit + xact_rollback)::int as n from pg_stat_database where datname = current_database()`)
+    const tables = await q<{ t: string; n: number }>(
+      `select relname as t, (n_tup_ins + n_tup_upd + n_tup_del)::int as n from pg_stat_user_tables where n_tup_ins + n_tup_upd + n_tup_del > 0 order by n desc`,
+    )
 
     const ended = rows.filter((r) => r.e !== null).map((r) => ({ s: Number(r.s), e: Number(r.e) }))
     const t0 = Math.min(...rows.map((r) => Number(r.s)))
@@ -214,6 +224,9 @@ async function analyse(store: Store, speed: number, load: LoadOut) {
       unfinished: rows.length - ended.length,
       activeActors: actors?.n ?? 0,
       pendingTimers: timers?.n ?? 0,
+      databaseWork: xacts
+        ? { transactions: xacts.n, rowsWritten: tables.reduce((n, r) => n + r.n, 0), byTable: tables.map((r) => [r.t, r.n] as [string, number]) }
+        : undefined,
     }
   })
 }
@@ -279,6 +292,7 @@ async function runE2E(ctx: BenchContext, backend: Backend): Promise<E2E> {
     )
     const pid = service.child.proc.pid
     const cpu0 = cpuSeconds(pid)
+    const dbCpu0 = store.kind === 'embedded' ? descendantsCpuSeconds(pid) : undefined
     const r = await runCaptured(
       'calls-load',
       [
@@ -316,6 +330,7 @@ async function runE2E(ctx: BenchContext, backend: Backend): Promise<E2E> {
     // And a moment for the stragglers (and their projections) of the others.
     await Bun.sleep(500)
     const cpu1 = cpuSeconds(pid)
+    const dbCpu1 = store.kind === 'embedded' ? descendantsCpuSeconds(pid) : undefined
     await service.stop()
     service = undefined
 
@@ -335,6 +350,7 @@ async function runE2E(ctx: BenchContext, backend: Backend): Promise<E2E> {
       completedPerSec: a.windowS > 0 ? a.completed / a.windowS : 0,
       drainedAfterS: pending.size === 0 ? drainedAfterS : NaN,
       serviceCpuS: cpu0 !== undefined && cpu1 !== undefined ? cpu1 - cpu0 : undefined,
+      databaseCpuS: dbCpu0 !== undefined && dbCpu1 !== undefined ? dbCpu1 - dbCpu0 : undefined,
       ...a,
     }
   } finally {
@@ -510,6 +526,17 @@ export async function run(ctx: BenchContext): Promise<void> {
       )
       if (e.serviceCpuS !== undefined)
         console.log(`  service CPU ${num(e.serviceCpuS, 1)} s = ${num((e.serviceCpuS * 1e3) / Math.max(1, e.completed), 2)} ms per completed call`)
+      if (e.databaseCpuS !== undefined)
+        console.log(
+          `  database CPU ${num(e.databaseCpuS, 1)} s = ${num((e.databaseCpuS * 1e3) / Math.max(1, e.completed), 2)} ms per completed call (the embedded PostgreSQL server)`,
+        )
+      if (e.databaseWork) {
+        const per = (n: number) => num(n / Math.max(1, e.started), 1)
+        const tables = e.databaseWork.byTable.slice(0, 8).map(([t, n]) => `${t} ${per(n)}`)
+        console.log(
+          `  database    per call started: ${per(e.databaseWork.transactions)} transactions, ${per(e.databaseWork.rowsWritten)} rows written (${tables.join(', ')})`,
+        )
+      }
       const pass = e.completedPerSec >= GOAL.minCallsPerSec && e.unfinished === 0
       lines.push(
         `  e2e (${label})  ${num(e.completedPerSec, 1)} completed calls/s (${num(e.callEventsPerSec, 0)} call events/s) ≥ ${num(GOAL.minCallsPerSec)}: ${pass ? 'PASS' : 'MISS'}${e.unfinished ? ` (${e.unfinished} calls unfinished)` : ''}`,

@@ -1,0 +1,1225 @@
+/**
+ * The B2BUA: a call from a registered phone becomes two SIP dialogs (the caller's,
+ * where this server is the UAS, and the callee's, where it is the UAC) with the media
+ * anchored here between them, and one call actor that the B2BUA tells what SIP did
+ * (RING on the first 180, ANSWER on the 200, HANGUP on a BYE or CANCEL, BUSY on 486).
+ * The call machine holds the call's truth (events, call log); when it ends the call
+ * on its own (a hang-up through the API), `callEnded` takes the legs down.
+ *
+ * Internal calls: the caller dials an extension of its account that reaches a user,
+ * and every registered contact of that user rings at once; the first to answer wins
+ * and the others get CANCEL (RFC 3261 §16.7 step 10's behaviour, done by a UAC).
+ *
+ * Status mapping, callee to caller: 2xx answered; 486, 600 and 603 busy; any other
+ * final answer, or no answer within Timer B, no-answer (480 to the caller); the
+ * caller's CANCEL no-answer. The caller gets the callee's status for busy (486) and
+ * 480 for no-answer.
+ */
+import type { IncomingResponseMessage } from 'sip.js/lib/core/messages/incoming-response-message.js'
+import type { Clock } from '../../src/clock'
+import type { ClickToCallNotice } from '../../src/services/calls/click-to-call'
+import { newId } from '../../src/ids'
+import type { Logger } from '../../src/logger'
+import type { OutgoingRequest } from '../sip/client'
+import type { SipRequest, SipRequestContext, SipResponseSpec, SipSource } from '../sip/handler'
+import { ackFor2xx, type InviteHandle } from '../sip/invite-client'
+import { isEmergencyNumber, type SandboxFarEnd, sandboxFarEnd as sandboxFarEndOf } from '../../src/services/calls/sandbox-numbers'
+import { createDigitSequence } from '../rtp'
+import { decodeWavSamples } from '../wav'
+import { simulatedRecordingWav } from '../simulated-audio'
+import { parseReferTo, referNotify } from '../sip/refer'
+import { newTag } from '../sip/response'
+import type { SipServer } from '../sip/server'
+import type { CallerAuth } from './caller-auth'
+import type { CallDirectory, CalleeContact } from './directory'
+import type { CallActors, CallMedia, CallMediaSession, CallOwner, CallRecording, LegMediaStats, RecordingStorage, SipCallEvent } from './ports'
+import { answerDirection, type AudioOffer, DEFAULT_DTMF_PT, type Direction, type G711, readAudio, writeAudio } from './sdp'
+import type { SipCallControlNotice } from './bus-notices'
+import { swapSides } from './call-media'
+import { isE164 } from '../../src/schemas/common'
+
+export interface B2buaDeps {
+  sip: Pick<SipServer, 'sendInvite' | 'sendRequest' | 'sendRaw' | 'sentBy'>
+  /** The address phones reach this server and its RTP at (SIP_HOST). */
+  host: string
+  /** This media process (media_nodes): named in each call it holds. */
+  node: string
+  clock: Clock
+  authenticate(request: SipRequest): Promise<CallerAuth>
+  directory: CallDirectory
+  actors: CallActors
+  media: CallMedia
+  /** Where recordings of calls go; without it calls are not recorded. */
+  recordings?: RecordingStorage
+  /** An answered call's media figures, once it ended (kept with the call for the quality endpoints). */
+  onMediaFinished?(media: FinishedCallMedia & { owner: CallOwner; ended_at: string }): void
+  log?: Logger
+}
+
+/** Our side of one dialog. */
+interface Dialog {
+  callId: string
+  /** Our From (UAC side) or To (UAS side) header value, with our tag. */
+  local: string
+  /** The peer's header value, with its tag. */
+  remote: string
+  /** Where in-dialog requests go: the peer's Contact URI. */
+  remoteTarget: string
+  /** The socket the peer is reached on (the source of its requests, or the binding's). */
+  via: SipSource
+  cseq: number
+  offer?: AudioOffer
+  sdpVersion: number
+  /** Our last re-INVITE offered this phone a held stream (sendonly or inactive). */
+  heldByUs?: boolean
+}
+
+interface Call {
+  id: string
+  owner: CallOwner & { recording: boolean }
+  state: 'ringing' | 'answered' | 'ended'
+  caller: Dialog
+  callee?: Dialog
+  callerCodec: G711
+  media: CallMediaSession
+  forks: InviteHandle[]
+  /** Resolves the caller's INVITE (its final answer). */
+  answerCaller(spec: SipResponseSpec): void
+  /** The actor's events, told one after the other (each committed before the next is written). */
+  told: Promise<void>
+  sessionId: number
+  recording?: CallRecording
+  /** The callee's voicemail took the call: whose box, and the message being recorded once the greeting is over. */
+  voicemail?: { userId: string; message?: CallRecording }
+  /** The caller as call.* reports it (for the voicemail record). */
+  fromNumber?: string
+  /** The number each side is reached by (the caller's, the dialled one): what a transfer's new call shows. */
+  toNumber?: string
+  /** The user on each side, when a user's phone is there: who a REFER from that side transfers for. */
+  users: { caller?: string; callee?: string }
+  /**
+   * The side of the call's user, the one the API acts for (POST /v1/calls/{id}): its
+   * hold holds the other side, its transfer hands the other side over. The caller for
+   * calls phones place; the callee for the call a transfer placed (its caller is the
+   * party handed over).
+   */
+  userSide: 'caller' | 'callee'
+  /** Placed by a blind transfer: its caller was answered long ago (a final failure is a BYE to it, not a response). */
+  transferred?: boolean
+  /** A REFER of one side waits for the machine's word (the transfer notice), and its subscription for the NOTIFYs. */
+  refer?: PendingRefer
+  /** The API put the call on hold (our re-INVITEs): only the API resumes it. */
+  apiHold?: boolean
+  /** Hold and resume from the API, one after the other. */
+  controls: Promise<void>
+  /** The call a transfer of this one placed on the same legs (a key pressed later belongs to it). */
+  successor?: Call
+  /** The legs' counts when this call took them over from a transferred one: its figures are its own. */
+  statsBase?: { caller: LegMediaStats; callee: LegMediaStats }
+}
+
+interface PendingRefer {
+  side: 'caller' | 'callee'
+  newCallId: string
+  /** The transferor hung up before the transfer was carried out (nobody to NOTIFY). */
+  transferorGone?: boolean
+  /** The transfer was not taken in time: the REFER fails (NOTIFY 603) and the call goes on. */
+  timer: ReturnType<typeof setTimeout>
+}
+
+/** How long a REFER waits for the call machine to take the transfer (real seconds: the actor's step, not the call's time). */
+export const REFER_DECISION_MS = 30_000
+/** How long a transfer waits for the transferor's phone to confirm its release (and again to go quiet) before ringing the target anyway. */
+const RELEASE_WAIT_MS = 2_000
+
+const sdpBody = (body: string) => ({ body, contentType: 'application/sdp' })
+
+/** How long a user's phones ring before voicemail answers, and the longest message, in simulated seconds. */
+export const RING_TIMEOUT_S = 20
+export const MAX_MESSAGE_S = 120
+
+/** A sine tone at 8 kHz (the default greeting and the beep: no speech synthesis here). */
+const tone = (hz: number, seconds: number) => {
+  const out = new Int16Array(Math.round(8000 * seconds))
+  for (let i = 0; i < out.length; i++) out[i] = Math.round(8000 * Math.sin((2 * Math.PI * hz * i) / 8000))
+  return out
+}
+const silence = (seconds: number) => new Int16Array(Math.round(8000 * seconds))
+/** The special information tone (ITU-T E.180: 950, 1400, 1800 Hz), twice: "this call cannot be completed". */
+const specialInformationTone = () => {
+  const once = [tone(950, 0.33), tone(1400, 0.33), tone(1800, 0.33), silence(1)]
+  return concat([...once, ...once])
+}
+/** Audio pieces one after the other. */
+const concat = (parts: Int16Array[]) => {
+  const out = new Int16Array(parts.reduce((n, p) => n + p.length, 0))
+  let at = 0
+  for (const p of parts) {
+    out.set(p, at)
+    at += p.length
+  }
+  return out
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const QUIET_STEP_MS = 50
+/** Until one side's phone has sent nothing for a few steps (at most RELEASE_WAIT_MS): counted in steps, no clock read. */
+async function quiet(media: CallMediaSession, side: 'caller' | 'callee') {
+  let last = media.stats()[side].packetsReceived
+  let still = 0
+  for (let step = 0; step < RELEASE_WAIT_MS / QUIET_STEP_MS && still < 4; step++) {
+    await sleep(QUIET_STEP_MS)
+    const now = media.stats()[side].packetsReceived
+    still = now === last ? still + 1 : 0
+    last = now
+  }
+}
+
+/** The call ended meanwhile (read after an await: its state may have moved). */
+const over = (call: { state: string }) => call.state === 'ended'
+
+/** Dialed digits that name a PSTN number (E.164, a 10-digit NANP number, or an emergency number), normalised; undefined otherwise. */
+export function pstnNumber(dialed: string): string | undefined {
+  if (isEmergencyNumber(dialed) && /^\d{3}$/.test(dialed)) return dialed
+  if (/^\+[1-9]\d{6,14}$/.test(dialed)) return dialed
+  if (/^[2-9]\d{9}$/.test(dialed)) return `+1${dialed}`
+  if (/^1[2-9]\d{9}$/.test(dialed)) return `+${dialed}`
+  return undefined
+}
+
+/** What the simulated far end says: the voice simulated recordings are made of, for as long as it talks. */
+const simulatedFarEndVoice = (seed: string, seconds: number) => decodeWavSamples(simulatedRecordingWav({ seed, durationMs: Math.max(1, seconds) * 1000 }))
+const header = (r: { getHeader(name: string): string | undefined }, name: string) => r.getHeader(name) ?? ''
+
+export function createB2bua(deps: B2buaDeps) {
+  const calls = new Map<string, Call>()
+  /** SIP Call-ID → the call and the side whose dialog it is. */
+  const bySipCallId = new Map<string, { call: Call; side: 'caller' | 'callee' }>()
+  const at = () => deps.clock.now().toISOString()
+  const log = deps.log?.child({ component: 'b2bua' })
+
+  const tell = (call: Call, event: SipCallEvent) => {
+    call.told = call.told
+      .then(() => deps.actors.tell(call.id, event))
+      .catch((err) => log?.error({ err, call_id: call.id, event: event.type }, 'call event not written'))
+  }
+
+  const contactOf = (transport: 'udp' | 'tcp', user = 'b2bua') => `<sip:${user}@${deps.sip.sentBy(transport)}${transport === 'tcp' ? ';transport=tcp' : ''}>`
+
+  /** A new dialog's INVITE to a registered contact, offering G.711 on our anchored port. */
+  const offerTo = (contact: CalleeContact, callId: string, from: string, to: string, port: number, sessionId: number): OutgoingRequest => ({
+    method: 'INVITE',
+    uri: contact.uri,
+    headers: [
+      ['From', from],
+      ['To', to],
+      ['Call-ID', callId],
+      ['CSeq', '1 INVITE'],
+      ['Contact', contactOf(contact.transport)],
+      ['Allow', 'INVITE, ACK, CANCEL, BYE, OPTIONS'],
+    ],
+    ...sdpBody(writeAudio({ address: deps.host, port, codecs: ['PCMU', 'PCMA'], dtmfPayloadType: DEFAULT_DTMF_PT, sessionId, version: 1 })),
+  })
+
+  const inDialog = (d: Dialog, method: string, extra: [string, string][] = [], body?: string, contentType = 'application/sdp'): OutgoingRequest => ({
+    method,
+    uri: d.remoteTarget,
+    headers: [['From', d.local], ['To', d.remote], ['Call-ID', d.callId], ['CSeq', `${++d.cseq} ${method}`], ...extra],
+    ...(body ? { body, contentType } : {}),
+  })
+
+  const bye = (d: Dialog | undefined) => {
+    if (!d) return
+    deps.sip.sendRequest(d.via, inDialog(d, 'BYE')).catch(() => {})
+  }
+
+  /** The media figures of the last calls this process carried (newest last), for the operator and the tests. */
+  const finished: FinishedCallMedia[] = []
+  const keepFigures = (call: Call) => {
+    const media = { call_id: call.id, ...ownStats(call) }
+    finished.push(media)
+    if (finished.length > 100) finished.shift()
+    try {
+      deps.onMediaFinished?.({
+        ...media,
+        owner: { platformId: call.owner.platformId, accountId: call.owner.accountId, mode: call.owner.mode },
+        ended_at: at(),
+      })
+    } catch (err) {
+      log?.error({ err, call_id: call.id }, 'call media figures not kept')
+    }
+  }
+  const finish = (call: Call) => {
+    if (call.state === 'ended') return
+    const wasAnswered = call.state === 'answered'
+    call.state = 'ended'
+    for (const f of call.forks) f.cancel()
+    if (call.refer) clearTimeout(call.refer.timer)
+    if (wasAnswered) keepFigures(call)
+    // Still recording here only when the machine ended the call itself (an API hang-up): call.end is committed already.
+    if (call.recording) storeRecording(call, call.recording.stop())
+    for (const timer of callTimers.get(call.id) ?? []) clearTimeout(timer)
+    callTimers.delete(call.id)
+    call.media.close()
+    calls.delete(call.id)
+    bySipCallId.delete(call.caller.callId)
+    if (call.callee) bySipCallId.delete(call.callee.callId)
+  }
+
+  /**
+   * The WAV goes to storage first, then the call actor is told (after the call's own
+   * events): the record never points at nothing. A recording lost to a failed write
+   * is logged; the call itself is unaffected.
+   */
+  const storeRecording = (call: Call, wav: Uint8Array) => {
+    const store = deps.recordings
+    if (!store) return
+    const recordingId = newId('recording')
+    const key = `recordings/${call.owner.accountId}/${recordingId}.wav`
+    const durationSeconds = Math.round((wav.length - 44) / 2 / 8000)
+    call.told = call.told
+      .then(() => store.put(key, wav, 'audio/wav'))
+      .then(() =>
+        deps.actors.recorded({ call_id: call.id, owner: call.owner }, { recording_id: recordingId, storage_key: key, duration_seconds: durationSeconds }),
+      )
+      .catch((err) => log?.error({ err, call_id: call.id }, 'recording not stored'))
+  }
+
+  /** `*7` on either phone pauses or resumes the call's recording (spec); the machine is told. */
+  const onDigit = (call: () => Call | undefined) => {
+    const star7 = { caller: createDigitSequence('*7'), callee: createDigitSequence('*7') }
+    return (side: 'caller' | 'callee', digit: string) => {
+      let c = call()
+      while (c?.successor) c = c.successor
+      if (!star7[side].push(digit as never) || !c?.recording || c.state !== 'answered') return
+      if (c.recording.paused) c.recording.resume()
+      else c.recording.pause()
+      tell(c, { type: c.recording.paused ? 'RECORDING_PAUSE' : 'RECORDING_RESUME', at: at() })
+    }
+  }
+
+  /** The callee's 200: confirm its dialog, answer the caller, bridge the media. */
+  const answered = (call: Call, contact: CalleeContact, request: OutgoingRequest, response: IncomingResponseMessage, userId: string) => {
+    const to = header(response, 'to')
+    const remoteTarget = (response.parseHeader('contact') as { uri?: { toString(): string } } | undefined)?.uri?.toString() ?? contact.uri
+    const target: SipSource = { transport: contact.transport, address: contact.address, port: contact.port }
+    const from = request.headers.find(([n]) => n === 'From')![1]
+    const callId = request.headers.find(([n]) => n === 'Call-ID')![1]
+    deps.sip.sendRaw(ackFor2xx({ uri: remoteTarget, from, to, callId, cseq: 1 }, deps.sip.sentBy(target.transport), target), target)
+    if (call.state !== 'ringing') {
+      // Another phone won, or the caller left meanwhile: this one is hung up at once.
+      const late: Dialog = { callId, local: from, remote: to, remoteTarget, via: target, cseq: 1, sdpVersion: 1 }
+      bye(late)
+      return
+    }
+    const answer = readAudio(response.body)
+    const codec = answer?.codecs[0]
+    // Our offer was version 1: what we send this phone next is a later one.
+    call.callee = { callId, local: from, remote: to, remoteTarget, via: target, cseq: 1, offer: answer, sdpVersion: 2 }
+    bySipCallId.set(callId, { call, side: 'callee' })
+    call.state = 'answered'
+    for (const f of call.forks) f.cancel()
+    if (answer && codec) call.media.setCallee({ address: answer.address, port: answer.port, codec, dtmfPayloadType: answer.dtmfPayloadType })
+    if (call.transferred) connectTransferred(call)
+    if (call.owner.recording && deps.recordings) call.recording = call.media.startRecording()
+    tell(call, { type: 'ANSWER', user_id: userId, at: at() })
+    call.answerCaller({
+      status: 200,
+      headers: [['Contact', contactOf(call.caller.via.transport)]],
+      ...sdpBody(ourAnswer(call, 'caller')),
+    })
+  }
+
+  /** Our SDP towards one side: its anchored port, its codec, the direction its last offer asked for. */
+  const ourAnswer = (call: Call, side: 'caller' | 'callee') => {
+    const d = side === 'caller' ? call.caller : call.callee!
+    return writeAudio({
+      address: deps.host,
+      port: side === 'caller' ? call.media.callerPort : call.media.calleePort,
+      codecs: [side === 'caller' ? call.callerCodec : (d.offer?.codecs[0] ?? 'PCMU')],
+      dtmfPayloadType: d.offer?.dtmfPayloadType ?? DEFAULT_DTMF_PT,
+      direction: answerDirection(d.offer?.direction ?? 'sendrecv'),
+      sessionId: call.sessionId,
+      version: d.sdpVersion++,
+    })
+  }
+
+  const ring = (call: Call, contacts: CalleeContact[], userId: string, fromHeader: (tag: string) => string, calleeNumber: string) => {
+    let left = contacts.length
+    let busy = false
+    let rang = false
+    const oneDone = () => {
+      if (--left > 0 || call.state !== 'ringing') return
+      if (!busy) {
+        void toVoicemail(call, userId)
+        return
+      }
+      tell(call, { type: 'BUSY', at: at() })
+      call.answerCaller({ status: 486 })
+      finish(call)
+    }
+    after(call, RING_TIMEOUT_S, () => void toVoicemail(call, userId))
+    for (const contact of contacts) {
+      const target: SipSource = { transport: contact.transport, address: contact.address, port: contact.port }
+      const callId = `${newTag()}${newTag()}@${deps.host}`
+      const request = offerTo(contact, callId, fromHeader(newTag()), `<sip:${calleeNumber}@${deps.host}>`, call.media.calleePort, call.sessionId)
+      const handle = deps.sip.sendInvite(target, request, {
+        onProvisional: (response) => {
+          if (rang || call.state !== 'ringing' || (response.statusCode ?? 0) < 180) return
+          rang = true
+          tell(call, { type: 'RING', user_id: userId, at: at() })
+        },
+        onRetransmitted2xx: (response) =>
+          deps.sip.sendRaw(
+            ackFor2xx(
+              {
+                uri: call.callee?.remoteTarget ?? contact.uri,
+                from: request.headers[0]![1],
+                to: header(response, 'to'),
+                callId,
+                cseq: 1,
+              },
+              deps.sip.sentBy(target.transport),
+              target,
+            ),
+            target,
+          ),
+      })
+      call.forks.push(handle)
+      handle.outcome
+        .then((outcome) => {
+          if (outcome.kind === 'answered') {
+            answered(call, contact, request, outcome.response, userId)
+            return
+          }
+          if (outcome.kind === 'rejected' && [486, 600, 603].includes(outcome.status)) busy = true
+          oneDone()
+        })
+        .catch((err) => log?.error({ err, call_id: call.id }, 'fork failed'))
+    }
+  }
+
+  const invite = async (request: SipRequest, source: SipSource, ctx: SipRequestContext | undefined): Promise<SipResponseSpec> => {
+    if (request.toTag) return reInvite(request)
+    if (!ctx) return { status: 500 }
+    const auth = await deps.authenticate(request)
+    if (!auth.ok) return auth.response
+    const line = auth.line
+    const callerUser = line.userIds[0]
+    if (!callerUser) return { status: 403, reason: 'Line Has No User' }
+    const offer = readAudio(request.body)
+    const callerCodec = offer?.codecs[0]
+    if (!offer || !callerCodec)
+      return { status: 488, reason: 'Not Acceptable Here', headers: [['Warning', '304 business-voice "G.711 (PCMU or PCMA) required"']] }
+    const digits = request.ruri?.user ?? ''
+    const [owner, target] = await Promise.all([deps.directory.owner(line.account), deps.directory.dial(line.account, digits)])
+    if (!owner) return { status: 404 }
+    if (target.kind === 'unsupported') return { status: 480, reason: 'Destination Not Yet Reachable By SIP' }
+    const pstn = target.kind === 'unknown' ? pstnNumber(digits) : undefined
+    if (target.kind === 'unknown' && !pstn) return { status: 404, reason: 'No Such Extension' }
+    // Live calls to the PSTN go to a carrier trunk: none can be configured yet.
+    if (pstn && owner.mode === 'live') return { status: 503, reason: 'No Carrier Trunk', headers: [['Retry-After', '3600']] }
+
+    let placed: Call | undefined
+    const media = await deps.media.open(
+      request.callId,
+      onDigit(() => placed),
+    )
+    if (!media) return { status: 503, reason: 'No Media Ports', headers: [['Retry-After', '5']] }
+    media.setCaller({ address: offer.address, port: offer.port, codec: callerCodec, dtmfPayloadType: offer.dtmfPayloadType })
+    const call: Call = {
+      id: newId('call'),
+      owner,
+      state: 'ringing',
+      caller: {
+        callId: request.callId,
+        local: `${header(request, 'to')};tag=${ctx.toTag}`,
+        remote: header(request, 'from'),
+        remoteTarget:
+          (request.parseHeader('contact') as { uri?: { toString(): string } } | undefined)?.uri?.toString() ??
+          `sip:${line.username}@${source.address}:${source.port}`,
+        via: source,
+        cseq: 0,
+        offer,
+        sdpVersion: 1,
+      },
+      callerCodec,
+      media,
+      forks: [],
+      answerCaller: () => {},
+      told: Promise.resolve(),
+      sessionId: Math.floor(Math.random() * 1e9),
+      users: { caller: callerUser, ...(target.kind === 'user' ? { callee: target.userId } : {}) },
+      userSide: 'caller',
+      controls: Promise.resolve(),
+      toNumber: target.kind === 'user' ? target.number : pstn,
+    }
+    placed = call
+    const common = {
+      call_id: call.id,
+      started_at: at(),
+      user_id: callerUser,
+      from_user_id: callerUser,
+      owner: { platformId: owner.platformId, accountId: owner.accountId, mode: owner.mode },
+      record: owner.recording && deps.recordings !== undefined,
+      media_node: deps.node,
+    }
+    let contacts: CalleeContact[] = []
+    let callerNumber: string
+    try {
+      if (target.kind === 'user') {
+        const [extension, found] = await Promise.all([
+          deps.directory.extensionOf(line.account, callerUser),
+          deps.directory.contactsOf(line.account, target.userId, deps.clock.now()),
+        ])
+        contacts = found
+        callerNumber = extension ?? line.username
+        await deps.actors.start({ ...common, direction: 'internal', from_number: callerNumber, to_number: target.number, to_user_id: target.userId })
+      } else {
+        callerNumber = (await deps.directory.callerIdOf(line.account)) ?? line.username
+        const emergency = isEmergencyNumber(pstn!) ? await deps.directory.emergencyInfo(line.account, callerUser, line.lineDevice, source.address) : undefined
+        await deps.actors.start({ ...common, direction: 'outbound', from_number: callerNumber, to_number: pstn!, ...(emergency ? { emergency } : {}) })
+      }
+    } catch (err) {
+      media.close()
+      log?.error({ err }, 'call not started')
+      return { status: 500 }
+    }
+    call.fromNumber = callerNumber
+    calls.set(call.id, call)
+    bySipCallId.set(call.caller.callId, { call, side: 'caller' })
+    log?.info({ call_id: call.id, account: owner.accountId, to: target.kind === 'user' ? target.number : pstn, contacts: contacts.length }, 'sip call')
+
+    const answer = new Promise<SipResponseSpec>((resolve) => {
+      call.answerCaller = (spec) => {
+        call.answerCaller = () => {}
+        resolve(spec)
+      }
+    })
+    ctx.cancelled.addEventListener('abort', () => {
+      if (call.state !== 'ringing') return
+      // The server has answered 487 already.
+      tell(call, { type: 'HANGUP', side: 'caller', at: at() })
+      call.answerCaller({ status: 487 })
+      finish(call)
+    })
+    if (target.kind !== 'user') {
+      sandboxFarEnd(call, ctx, sandboxFarEndOf(pstn!))
+      return answer
+    }
+    if (contacts.length === 0) {
+      void toVoicemail(call, target.userId)
+      return answer
+    }
+    ctx.provisional({ status: 180 })
+    ring(call, contacts, target.userId, (tag) => `"${callerNumber}" <sip:${callerNumber}@${line.domain}>;tag=${tag}`, target.number)
+    return answer
+  }
+
+  /**
+   * A sandbox call to the PSTN: the simulator is the far end, with the magic numbers'
+   * behaviour (src/services/calls/sandbox-numbers.ts), in simulated time
+   * (VOICE_CLOCK_SPEED compresses it as for simulated calls). Ringing is a 180 and
+   * call.ringing without a user; once answered the caller hears the simulated far
+   * end's voice (the audio simulated recordings are made of) until the far end hangs up.
+   */
+  const sandboxFarEnd = (call: Call, ctx: Pick<SipRequestContext, 'provisional'> | undefined, far: SandboxFarEnd) => {
+    const later = (seconds: number, fn: () => void) => after(call, seconds, fn)
+    if (far.outcome === 'busy') {
+      tell(call, { type: 'BUSY', at: at() })
+      call.answerCaller({ status: 486 })
+      finish(call)
+      return
+    }
+    ctx?.provisional({ status: 180 })
+    tell(call, { type: 'RING', at: at() })
+    if (far.outcome === 'no-answer') {
+      later(far.ring_seconds, () => {
+        tell(call, { type: 'HANGUP', side: 'callee', at: at() })
+        call.answerCaller({ status: 480, reason: 'Temporarily Unavailable' })
+        finish(call)
+      })
+      return
+    }
+    later(far.ring_seconds, () => {
+      call.state = 'answered'
+      if (call.transferred) connectTransferred(call)
+      if (call.owner.recording && deps.recordings) call.recording = call.media.startRecording()
+      tell(call, { type: 'ANSWER', at: at() })
+      call.answerCaller({ status: 200, headers: [['Contact', contactOf(call.caller.via.transport)]], ...sdpBody(ourAnswer(call, 'caller')) })
+      call.media.play('caller', simulatedFarEndVoice(call.id, far.talk_seconds))
+      later(far.talk_seconds, () => {
+        bye(call.caller)
+        hangUp(call, 'callee')
+      })
+    })
+  }
+  /** Timers of calls (a ring timeout, a simulated far end, a message's longest length), cleared when their call ends first. */
+  const callTimers = new Map<string, ReturnType<typeof setTimeout>[]>()
+  /** Runs `fn` after `seconds` of simulated time (VOICE_CLOCK_SPEED compresses it, as for simulated calls), unless the call ended. */
+  const after = (call: Call, seconds: number, fn: () => void) => {
+    const timer = setTimeout(
+      () => {
+        if (call.state !== 'ended') fn()
+      },
+      (seconds * 1000) / deps.clock.speed,
+    )
+    callTimers.set(call.id, [...(callTimers.get(call.id) ?? []), timer])
+  }
+
+  /** The account's hold music (hold_music_clip), decoded; none: silence while held. */
+  const holdMusicFor = async (accountId: string): Promise<Int16Array | undefined> => {
+    try {
+      const key = await deps.directory.holdMusicOf(accountId)
+      const blob = key ? await deps.recordings?.get(key) : undefined
+      return blob ? decodeWavSamples(blob.bytes) : undefined
+    } catch (err) {
+      log?.warn({ err, account: accountId }, 'hold music not read: silence while held')
+      return undefined
+    }
+  }
+
+  /** The greeting of the user's box (their `unavailable` greeting, else a short tone), then the beep. */
+  const greetingFor = async (accountId: string, userId: string): Promise<Int16Array> => {
+    let greeting: Int16Array | undefined
+    try {
+      const key = await deps.directory.greetingOf(accountId, userId, 'unavailable')
+      const blob = key ? await deps.recordings?.get(key) : undefined
+      if (blob) greeting = decodeWavSamples(blob.bytes)
+    } catch (err) {
+      log?.warn({ err, user: userId }, 'greeting not read: the default one plays')
+    }
+    return concat([greeting ?? tone(440, 0.6), silence(0.3), tone(1000, 0.4)])
+  }
+
+  /**
+   * Nobody answered (no registered phone, every phone refused or rang out, or the ring
+   * timeout): the callee's voicemail answers the caller, plays the greeting and the
+   * beep, then records the message until the caller hangs up (or MAX_MESSAGE_S).
+   */
+  const toVoicemail = async (call: Call, userId: string) => {
+    if (call.state !== 'ringing') return
+    for (const f of call.forks) f.cancel()
+    call.state = 'answered'
+    if (call.transferred) connectTransferred(call)
+    call.voicemail = { userId }
+    tell(call, { type: 'VOICEMAIL', at: at() })
+    call.answerCaller({ status: 200, headers: [['Contact', contactOf(call.caller.via.transport)]], ...sdpBody(ourAnswer(call, 'caller')) })
+    const greeting = await greetingFor(call.owner.accountId, userId)
+    if (over(call)) return
+    await call.media.play('caller', greeting)
+    if (over(call)) return
+    call.voicemail.message = call.media.startRecording()
+    after(call, MAX_MESSAGE_S, () => {
+      bye(call.caller)
+      endVoicemail(call)
+    })
+  }
+
+  /**
+   * The caller hung up (or the message reached its longest length): a message is
+   * stored, then the machine hears MESSAGE_STORED and HANGUP (status voicemail) and the
+   * voicemail record follows; without a message (the caller left during the greeting)
+   * the call ends no-answer, as the spec says.
+   */
+  const endVoicemail = (call: Call) => {
+    const v = call.voicemail!
+    const wav = v.message?.stop()
+    v.message = undefined
+    finish(call)
+    const seconds = wav ? Math.round((wav.length - 44) / 2 / 8000) : 0
+    const store = deps.recordings
+    if (!wav || seconds < 1 || !store) {
+      tell(call, { type: 'HANGUP', side: 'caller', at: at() })
+      return
+    }
+    const voicemailId = newId('voicemail')
+    const key = `voicemails/${call.owner.accountId}/${voicemailId}.wav`
+    const ended = at()
+    // The call actor's end then creates the voicemail record (after call.end, as for simulated calls).
+    const message = { id: voicemailId, storage_key: key, duration_seconds: seconds }
+    call.told = call.told
+      .then(() => store.put(key, wav, 'audio/wav'))
+      .then(() => deps.actors.tell(call.id, { type: 'MESSAGE_STORED', message, at: ended }))
+      .catch((err) => log?.error({ err, call_id: call.id }, 'voicemail not stored'))
+      .then(() => deps.actors.tell(call.id, { type: 'HANGUP', side: 'caller', at: ended }))
+      .catch((err) => log?.error({ err, call_id: call.id }, 'call event not written'))
+  }
+
+  /**
+   * An answered call ends (a BYE from either phone, the simulated far end hanging up):
+   * its recording, if any, is stored first and named to the machine (RECORDING_STORED),
+   * then HANGUP: the call actor's end creates the recording record, so
+   * recording.available follows call.end as for simulated calls.
+   */
+  const hangUp = (call: Call, side: 'caller' | 'callee') => {
+    const wav = call.recording?.stop()
+    call.recording = undefined
+    finish(call)
+    const store = deps.recordings
+    if (wav && store) {
+      const recordingId = newId('recording')
+      const key = `recordings/${call.owner.accountId}/${recordingId}.wav`
+      const recording = { id: recordingId, storage_key: key, duration_seconds: Math.round((wav.length - 44) / 2 / 8000) }
+      const ended = at()
+      call.told = call.told
+        .then(() => store.put(key, wav, 'audio/wav'))
+        .then(() => deps.actors.tell(call.id, { type: 'RECORDING_STORED', recording, at: ended }))
+        .catch((err) => log?.error({ err, call_id: call.id }, 'recording not stored'))
+        .then(() => deps.actors.tell(call.id, { type: 'HANGUP', side, at: ended }))
+        .catch((err) => log?.error({ err, call_id: call.id }, 'call event not written'))
+      return
+    }
+    tell(call, { type: 'HANGUP', side, at: at() })
+  }
+
+  /** A re-INVITE in a dialog: hold (sendonly, inactive, c=0.0.0.0) or resume; answered from our anchored leg. */
+  const reInvite = async (request: SipRequest): Promise<SipResponseSpec> => {
+    const found = bySipCallId.get(request.callId)
+    if (found?.call.state !== 'answered') return { status: 481 }
+    const { call, side } = found
+    const d = side === 'caller' ? call.caller : call.callee!
+    d.cseq = Math.max(d.cseq, 0)
+    const offer = readAudio(request.body)
+    if (offer) {
+      const wasHeld = d.offer?.direction === 'sendonly' || d.offer?.direction === 'inactive'
+      const holds = offer.direction === 'sendonly' || offer.direction === 'inactive'
+      d.offer = offer
+      const codec = offer.codecs[0]
+      if (codec && offer.address !== '0.0.0.0') {
+        const remote = { address: offer.address, port: offer.port, codec, dtmfPayloadType: offer.dtmfPayloadType }
+        if (side === 'caller') call.media.setCaller(remote)
+        else call.media.setCallee(remote)
+      }
+      if (holds !== wasHeld) {
+        call.media.hold(side === 'caller' ? 'callee' : 'caller', holds, holds ? await holdMusicFor(call.owner.accountId) : undefined)
+        tell(call, { type: holds ? 'HOLD' : 'RESUME', at: at() })
+      }
+    }
+    return { status: 200, headers: [['Contact', contactOf(d.via.transport)]], ...sdpBody(ourAnswer(call, side)) }
+  }
+
+  const byeReceived = (request: SipRequest): SipResponseSpec => {
+    const found = bySipCallId.get(request.callId)
+    if (!found) return { status: 481 }
+    const { call, side } = found
+    if (call.voicemail) {
+      endVoicemail(call)
+      return { status: 200 }
+    }
+    if (call.refer?.side === side) {
+      // The transferor left before the transfer was carried out (RFC 5589 has it wait for the NOTIFY; some phones do not): the transfer goes on without it.
+      bySipCallId.delete(request.callId)
+      call.refer.transferorGone = true
+      return { status: 200 }
+    }
+    if (call.transferred && call.state === 'ringing') tell(call, { type: 'HANGUP', side: 'caller', at: at() })
+    if (call.state === 'answered') {
+      bye(side === 'caller' ? call.callee : call.caller)
+      hangUp(call, side)
+    } else finish(call)
+    return { status: 200 }
+  }
+
+  const other = (side: 'caller' | 'callee') => (side === 'caller' ? 'callee' : 'caller')
+  const dialogOf = (call: Call, side: 'caller' | 'callee') => (side === 'caller' ? call.caller : call.callee)
+  const heldDirection = (d: Dialog | undefined) => d?.offer?.direction === 'sendonly' || d?.offer?.direction === 'inactive'
+
+  /** An answered call's figures since it took its legs over (a transferred call's legs carried another call first). */
+  const ownStats = (call: Call) => {
+    const now = call.media.stats()
+    const base = call.statsBase
+    if (!base) return now
+    const minus = (a: LegMediaStats, b: LegMediaStats): LegMediaStats => ({
+      ...a,
+      packetsReceived: a.packetsReceived - b.packetsReceived,
+      packetsSent: a.packetsSent - b.packetsSent,
+      packetsLost: Math.max(0, a.packetsLost - b.packetsLost),
+    })
+    return { caller: minus(now.caller, base.caller), callee: minus(now.callee, base.callee) }
+  }
+
+  /**
+   * A re-INVITE of ours to one side's phone, offering `direction` on its anchored port
+   * (API hold and resume). Resolves once it is answered and acknowledged: the next one
+   * waits for it (RFC 3261 §14.1: one INVITE at a time in a dialog).
+   */
+  const sendReInvite = async (call: Call, side: 'caller' | 'callee', direction: Direction): Promise<void> => {
+    const d = dialogOf(call, side)
+    if (!d) return
+    d.heldByUs = direction !== 'sendrecv'
+    const sdp = writeAudio({
+      address: deps.host,
+      port: side === 'caller' ? call.media.callerPort : call.media.calleePort,
+      codecs: [side === 'caller' ? call.callerCodec : (d.offer?.codecs[0] ?? 'PCMU')],
+      dtmfPayloadType: d.offer?.dtmfPayloadType ?? DEFAULT_DTMF_PT,
+      direction,
+      sessionId: call.sessionId,
+      version: d.sdpVersion++,
+    })
+    const request = inDialog(d, 'INVITE', [['Contact', contactOf(d.via.transport)]], sdp)
+    const cseq = d.cseq
+    const ack = () =>
+      deps.sip.sendRaw(ackFor2xx({ uri: d.remoteTarget, from: d.local, to: d.remote, callId: d.callId, cseq }, deps.sip.sentBy(d.via.transport), d.via), d.via)
+    const outcome = await deps.sip.sendInvite(d.via, request, { onRetransmitted2xx: ack }).outcome
+    if (outcome.kind === 'answered') ack()
+    else log?.warn({ call_id: call.id, side, outcome: outcome.kind }, 're-INVITE not answered')
+  }
+
+  /**
+   * Hold from the API: the other side than the call's user hears the hold music (a
+   * sendonly re-INVITE), the user's phone hears nothing (inactive). A call a phone
+   * holds already stays as the phone put it, and only a hold of the API's is resumed
+   * by the API: a phone's own hold is its user's to release.
+   */
+  const holdFromApi = async (call: Call, held: boolean) => {
+    if (call.state !== 'answered' || call.voicemail) return
+    const userSide = call.userSide
+    const heldSide = other(userSide)
+    if (held) {
+      if (call.apiHold || heldDirection(call.caller) || heldDirection(call.callee)) return
+      call.apiHold = true
+      const music = await holdMusicFor(call.owner.accountId)
+      if (call.state !== 'answered' || !call.apiHold) return
+      call.media.hold(heldSide, true, music)
+      call.media.hold(userSide, true)
+      await Promise.all([sendReInvite(call, heldSide, 'sendonly'), sendReInvite(call, userSide, 'inactive')])
+      return
+    }
+    if (!call.apiHold) return
+    call.apiHold = false
+    call.media.hold(heldSide, false)
+    call.media.hold(userSide, false)
+    await Promise.all([sendReInvite(call, heldSide, 'sendrecv'), sendReInvite(call, userSide, 'sendrecv')])
+  }
+
+  /** A NOTIFY in the referring dialog: the transfer's progress as a sipfrag status line (RFC 3515 §2.4.5). */
+  const notifyRefer = (call: Call, d: Dialog, status: number, reason: string) => {
+    const n = referNotify(status, reason)
+    return deps.sip
+      .sendRequest(d.via, inDialog(d, 'NOTIFY', [['Contact', contactOf(d.via.transport)], ...n.headers], n.body, n.contentType))
+      .catch((err) => log?.warn({ err, call_id: call.id }, 'refer NOTIFY not sent'))
+  }
+
+  /** What a REFER's target is to the machine: a user of the account (by extension) or, in the sandbox, a public number. */
+  const transferTarget = async (owner: CallOwner, dialled: string): Promise<{ to: string } | { refused: SipResponseSpec }> => {
+    const found = await deps.directory.dial(owner.accountId, dialled)
+    if (found.kind === 'user') return { to: found.userId }
+    if (found.kind === 'unsupported') return { refused: { status: 480, reason: 'Destination Not Yet Reachable By SIP' } }
+    const pstn = pstnNumber(dialled)
+    // An emergency call is dialled, never transferred to (rule 7 has no call.emergency for transfers).
+    if (!pstn?.startsWith('+')) return { refused: { status: 404, reason: 'No Such Extension' } }
+    if (owner.mode === 'live') return { refused: { status: 503, reason: 'No Carrier Trunk' } }
+    return { to: pstn }
+  }
+
+  /**
+   * A blind transfer asked by a phone (REFER in an answered call): 202, a NOTIFY
+   * "100 Trying", and the machine is told BLIND_TRANSFER; its transfer notice comes
+   * back (`transferCall`), which reports "200 OK" and releases the transferor. A
+   * transfer the machine does not take within REFER_DECISION_MS is reported 603
+   * and the call goes on.
+   */
+  const referReceived = async (request: SipRequest): Promise<SipResponseSpec> => {
+    // A REFER that names no target is malformed wherever it is sent (RFC 3515 §2.4.1), before any dialog is looked for.
+    const target = parseReferTo(request.getHeader('refer-to'))
+    if (!target) return { status: 400, reason: 'Bad Refer-To' }
+    const found = bySipCallId.get(request.callId)
+    if (!found) return { status: 481 }
+    const { call, side } = found
+    const d = dialogOf(call, side)
+    if (!d || !request.toTag || !d.local.endsWith(`tag=${request.toTag}`)) return { status: 481 }
+    if (target.replaces) return { status: 501, reason: 'Attended Transfer Not Supported' }
+    if (call.state !== 'answered' || call.voicemail) return { status: 403, reason: 'Call Not Connected' }
+    if (call.refer) return { status: 491 }
+    const by = call.users[side]
+    if (!by) return { status: 403, reason: 'No User To Transfer For' }
+    const decided = await transferTarget(call.owner, target.user)
+    if ('refused' in decided) return decided.refused
+    if (call.state !== 'answered' || call.refer) return { status: 481 }
+    const newCallId = newId('call')
+    call.refer = { side, newCallId, timer: setTimeout(() => referNotTaken(call), REFER_DECISION_MS) }
+    tell(call, { type: 'BLIND_TRANSFER', to: decided.to, by, new_call_id: newCallId, at: at() })
+    // After the 202 has left (the server sends it once this resolves): the NOTIFY must not overtake it.
+    setTimeout(() => {
+      if (call.refer?.newCallId === newCallId && !call.refer.transferorGone) void notifyRefer(call, d, 100, 'Trying')
+    }, 0)
+    return { status: 202, headers: [['Contact', contactOf(d.via.transport)]] }
+  }
+
+  const referNotTaken = (call: Call) => {
+    const r = call.refer
+    if (!r || call.state !== 'answered') return
+    call.refer = undefined
+    log?.warn({ call_id: call.id }, 'transfer not taken by the call')
+    if (!r.transferorGone) {
+      void notifyRefer(call, dialogOf(call, r.side)!, 603, 'Declined')
+      return
+    }
+    // Nobody is left to hear it but the party that was to be handed over.
+    bye(dialogOf(call, other(r.side)))
+    hangUp(call, r.side)
+  }
+
+  /** The machine's orders for a call this process holds (hold, resume, a blind transfer). Unknown ids are other processes' calls. */
+  const control = (notice: SipCallControlNotice) => {
+    const call = calls.get(notice.call_id)
+    if (!call) return
+    const c = notice.control
+    if (c.command === 'transfer') {
+      transferCall(call, c).catch((err) => log?.error({ err, call_id: call.id }, 'transfer failed'))
+      return
+    }
+    call.controls = call.controls.then(() => holdFromApi(call, c.command === 'hold')).catch((err) => log?.error({ err, call_id: call.id }, 'hold failed'))
+  }
+
+  /**
+   * A blind transfer the machine took (from a REFER or the API; the old call's
+   * call.transfer and call.end are committed): the transferor's phone is released
+   * (NOTIFY 200 then BYE for a REFER, BYE otherwise), and the party left on the line
+   * becomes the caller of the new call, placed here as a phone's call is: a user's
+   * registered phones ring (voicemail when none answers), a public number is the
+   * sandbox's simulated far end. The transferee hears the hold music until the
+   * target answers; the leg the transferor used carries the target.
+   */
+  const transferCall = async (call: Call, c: { to: string; by: string; new_call_id: string }) => {
+    if (call.state !== 'answered' || call.voicemail) return
+    const pending = call.refer?.newCallId === c.new_call_id ? call.refer : undefined
+    if (call.refer) clearTimeout(call.refer.timer)
+    call.refer = undefined
+    const transferorSide = pending?.side ?? (call.users.caller === c.by ? 'caller' : call.users.callee === c.by ? 'callee' : call.userSide)
+    const transfereeSide = other(transferorSide)
+    const transferor = dialogOf(call, transferorSide)
+    const transferee = dialogOf(call, transfereeSide)
+    call.state = 'ended'
+    keepFigures(call)
+    for (const timer of callTimers.get(call.id) ?? []) clearTimeout(timer)
+    callTimers.delete(call.id)
+    calls.delete(call.id)
+    bySipCallId.delete(call.caller.callId)
+    if (call.callee) bySipCallId.delete(call.callee.callId)
+    // The old call has ended in the machine already: its recording follows its call.end.
+    if (call.recording) storeRecording(call, call.recording.stop())
+    call.recording = undefined
+    const releaseTransferor = async () => {
+      if (!transferor || pending?.transferorGone) return
+      if (pending) await notifyRefer(call, transferor, 200, 'OK')
+      await deps.sip.sendRequest(transferor.via, inDialog(transferor, 'BYE')).catch(() => {})
+    }
+    const released = releaseTransferor()
+    if (!transferee) {
+      // The party left is the sandbox's simulated far end: there is no phone to hand over.
+      log?.warn({ call_id: call.id }, 'transfer of a simulated far end: nothing placed')
+      call.media.close()
+      return
+    }
+    const media = transfereeSide === 'caller' ? call.media : swapSides(call.media)
+    const fromNumber = (transfereeSide === 'caller' ? call.fromNumber : call.toNumber) ?? c.by
+    const next: Call = {
+      id: c.new_call_id,
+      owner: call.owner,
+      state: 'ringing',
+      caller: transferee,
+      callerCodec: transfereeSide === 'caller' ? call.callerCodec : (transferee.offer?.codecs[0] ?? 'PCMU'),
+      media,
+      forks: [],
+      // Its caller was answered long ago: a call that fails now ends with a BYE to it.
+      answerCaller: (spec) => {
+        next.answerCaller = () => {}
+        if (spec.status >= 300) bye(next.caller)
+      },
+      told: call.told,
+      sessionId: call.sessionId,
+      fromNumber,
+      users: { caller: call.users[transfereeSide] },
+      userSide: 'callee',
+      transferred: true,
+      controls: Promise.resolve(),
+      statsBase: media.stats(),
+    }
+    // What the new call's phones do is told after its actor is started (a message to an actor not yet spawned is dropped).
+    let started!: () => void
+    const gate = new Promise<void>((resolve) => {
+      started = resolve
+    })
+    next.told = call.told.then(() => gate)
+    call.successor = next
+    calls.set(next.id, next)
+    bySipCallId.set(transferee.callId, { call: next, side: 'caller' })
+    // Nothing reaches the leg the transferor left; the transferee hears the music until the target answers.
+    media.hold('callee', true)
+    media.hold('caller', true, await holdMusicFor(call.owner.accountId))
+    const owner = { platformId: call.owner.platformId, accountId: call.owner.accountId, mode: call.owner.mode }
+    const common = {
+      call_id: next.id,
+      started_at: at(),
+      from_number: fromNumber,
+      user_id: c.by,
+      from_user_id: c.by,
+      owner,
+      record: call.owner.recording && deps.recordings !== undefined,
+      media_node: deps.node,
+      placed_by_transfer: { related_call: call.id },
+    }
+    const toUser = !isE164(c.to)
+    let contacts: CalleeContact[] = []
+    try {
+      if (toUser) {
+        const [extension, found] = await Promise.all([
+          deps.directory.extensionOf(owner.accountId, c.to),
+          deps.directory.contactsOf(owner.accountId, c.to, deps.clock.now()),
+        ])
+        contacts = found
+        next.toNumber = extension ?? c.to
+        next.users.callee = c.to
+        await deps.actors.start({ ...common, direction: 'internal', to_number: next.toNumber, to_user_id: c.to })
+      } else {
+        next.toNumber = c.to
+        await deps.actors.start({
+          ...common,
+          direction: 'outbound',
+          from_number: (await deps.directory.callerIdOf(owner.accountId)) ?? fromNumber,
+          to_number: c.to,
+        })
+      }
+    } catch (err) {
+      log?.error({ err, call_id: next.id }, 'transferred call not started')
+      bye(next.caller)
+      finish(next)
+      return
+    } finally {
+      started()
+    }
+    // The target rings once the transferor's phone has hung up and gone quiet (bounded: a phone that does not does not hold the
+    // transfer up): RTP it still sent after the target's answer would be taken for the target's (symmetric RTP latches the first source).
+    await Promise.race([released, sleep(RELEASE_WAIT_MS)])
+    await quiet(media, 'callee')
+    if (over(next)) return
+    log?.info({ call_id: next.id, related_call: call.id, account: owner.accountId, contacts: contacts.length }, 'sip transfer')
+    if (!toUser) {
+      if (owner.mode === 'live') {
+        // No carrier trunk can be configured yet (as for a phone dialling out in live mode).
+        tell(next, { type: 'FAIL', reason: 'no_carrier_trunk', at: at() })
+        bye(next.caller)
+        finish(next)
+        return
+      }
+      sandboxFarEnd(next, undefined, sandboxFarEndOf(c.to))
+      return
+    }
+    if (contacts.length === 0) {
+      void toVoicemail(next, c.to)
+      return
+    }
+    ring(next, contacts, c.to, (tag) => `"${fromNumber}" <sip:${fromNumber}@${deps.host}>;tag=${tag}`, next.toNumber)
+  }
+
+  /** The target of a transfer answered (or its voicemail did): the legs relay again, and a phone we held hears the other side. */
+  const connectTransferred = (call: Call) => {
+    call.media.hold('caller', false)
+    call.media.hold('callee', false)
+    if (call.caller.heldByUs) void sendReInvite(call, 'caller', 'sendrecv').catch((err) => log?.error({ err, call_id: call.id }, 're-INVITE failed'))
+  }
+
+  /**
+   * Click-to-call (POST /v1/calls, planned by the gateway: src/services/calls/click-to-call.ts):
+   * the user's own phones ring first (no call.* event for them, spec rule 1: the call
+   * does not exist until the user takes it); the first to answer is the caller side of
+   * a call that then rings the destination exactly as if the phone had dialled it. A
+   * public destination the account cannot reach (a sandbox account, or no carrier trunk)
+   * gets the special information tone and a BYE, with no call.* event.
+   */
+  const clickToCall = async (notice: ClickToCallNotice) => {
+    const { plan, owner } = notice
+    const contacts = await deps.directory.contactsOf(owner.accountId, plan.from_user_id, deps.clock.now())
+    if (contacts.length === 0) return
+    let placed: Call | undefined
+    const media = await deps.media.open(
+      newId('call'),
+      onDigit(() => placed),
+    )
+    if (!media) {
+      log?.warn({ account: owner.accountId }, 'click-to-call not placed: no media ports')
+      return
+    }
+    const accountOwner = await deps.directory.owner(owner.accountId)
+    const call: Call = {
+      id: newId('call'),
+      owner: { ...owner, recording: accountOwner?.recording ?? false },
+      state: 'ringing',
+      caller: { callId: '', local: '', remote: '', remoteTarget: '', via: { transport: 'udp', address: '', port: 0 }, cseq: 1, sdpVersion: 1 },
+      callerCodec: 'PCMU',
+      media,
+      forks: [],
+      answerCaller: () => {},
+      told: Promise.resolve(),
+      sessionId: Math.floor(Math.random() * 1e9),
+      users: { caller: plan.from_user_id, ...(plan.kind === 'connect_internal' ? { callee: plan.to_user_id } : {}) },
+      userSide: 'caller',
+      controls: Promise.resolve(),
+    }
+    placed = call
+    const ownPhones: InviteHandle[] = []
+    let taken = false
+    let left = contacts.length
+    const giveUp = () => {
+      for (const f of ownPhones) f.cancel()
+      if (!taken) media.close()
+    }
+    const ownTimer = setTimeout(giveUp, (RING_TIMEOUT_S * 1000) / deps.clock.speed)
+    const label = plan.kind === 'connect_internal' ? (plan.extension ?? 'a colleague') : plan.to_number
+    for (const contact of contacts) {
+      const target: SipSource = { transport: contact.transport, address: contact.address, port: contact.port }
+      const callId = `${newTag()}${newTag()}@${deps.host}`
+      const from = `"${label.replace(/"/g, '')}" <sip:${label.replace(/[^0-9A-Za-z+*#._-]/g, '') || 'call'}@${deps.host}>;tag=${newTag()}`
+      const request = offerTo(contact, callId, from, `<${contact.uri}>`, media.callerPort, call.sessionId)
+      const handle = deps.sip.sendInvite(target, request)
+      ownPhones.push(handle)
+      handle.outcome
+        .then(async (outcome) => {
+          if (outcome.kind !== 'answered') {
+            if (--left === 0 && !taken) {
+              clearTimeout(ownTimer)
+              media.close()
+            }
+            return
+          }
+          const response = outcome.response
+          const to = header(response, 'to')
+          const remoteTarget = (response.parseHeader('contact') as { uri?: { toString(): string } } | undefined)?.uri?.toString() ?? contact.uri
+          const from = request.headers[0]![1]
+          deps.sip.sendRaw(ackFor2xx({ uri: remoteTarget, from, to, callId, cseq: 1 }, deps.sip.sentBy(target.transport), target), target)
+          const dialog: Dialog = { callId, local: from, remote: to, remoteTarget, via: target, cseq: 1, sdpVersion: 1 }
+          if (taken) {
+            bye(dialog)
+            return
+          }
+          taken = true
+          clearTimeout(ownTimer)
+          for (const f of ownPhones) if (f !== handle) f.cancel()
+          const answer = readAudio(response.body)
+          const codec = answer?.codecs[0] ?? 'PCMU'
+          call.caller = { ...dialog, offer: answer, sdpVersion: 2 }
+          call.callerCodec = codec
+          if (answer) media.setCaller({ address: answer.address, port: answer.port, codec, dtmfPayloadType: answer.dtmfPayloadType })
+          await connectClickToCall(call, notice)
+        })
+        .catch((err) => log?.error({ err }, 'click-to-call leg failed'))
+    }
+  }
+
+  /** The user took their phone: the call exists now, and rings its destination. */
+  const connectClickToCall = async (call: Call, notice: ClickToCallNotice) => {
+    const { plan, owner } = notice
+    bySipCallId.set(call.caller.callId, { call, side: 'caller' })
+    calls.set(call.id, call)
+    if (plan.kind !== 'connect_internal') {
+      // The sandbox cannot call the public network (spec), and no carrier trunk exists yet: the tone, then goodbye.
+      call.state = 'answered'
+      await call.media.play('caller', specialInformationTone())
+      if (!over(call)) {
+        bye(call.caller)
+        call.state = 'ended'
+        call.media.close()
+        calls.delete(call.id)
+        bySipCallId.delete(call.caller.callId)
+      }
+      return
+    }
+    const [extension, targetExtension, contacts] = await Promise.all([
+      deps.directory.extensionOf(owner.accountId, plan.from_user_id),
+      plan.extension ? Promise.resolve(plan.extension) : deps.directory.extensionOf(owner.accountId, plan.to_user_id),
+      deps.directory.contactsOf(owner.accountId, plan.to_user_id, deps.clock.now()),
+    ])
+    const fromNumber = plan.caller_id ?? extension ?? plan.from_user_id
+    const toNumber = targetExtension ?? plan.to_user_id
+    call.fromNumber = fromNumber
+    call.toNumber = toNumber
+    try {
+      await deps.actors.start({
+        call_id: call.id,
+        direction: 'internal',
+        from_number: fromNumber,
+        to_number: toNumber,
+        started_at: at(),
+        user_id: plan.from_user_id,
+        from_user_id: plan.from_user_id,
+        to_user_id: plan.to_user_id,
+        owner: { platformId: owner.platformId, accountId: owner.accountId, mode: owner.mode },
+        record: call.owner.recording && deps.recordings !== undefined,
+        media_node: deps.node,
+      })
+    } catch (err) {
+      log?.error({ err }, 'click-to-call not started')
+      bye(call.caller)
+      finish(call)
+      return
+    }
+    log?.info({ call_id: call.id, account: owner.accountId, to: toNumber, contacts: contacts.length }, 'click-to-call')
+    if (contacts.length === 0) {
+      void toVoicemail(call, plan.to_user_id)
+      return
+    }
+    ring(call, contacts, plan.to_user_id, (tag) => `"${fromNumber}" <sip:${fromNumber}@${deps.host}>;tag=${tag}`, toNumber)
+  }
+
+  return {
+    handlers: { INVITE: invite, BYE: byeReceived, REFER: referReceived },
+    /** The call machine's orders for a call it keeps (hold, resume) or hands over (a blind transfer). */
+    control,
+    clickToCall: (notice: ClickToCallNotice) => {
+      clickToCall(notice).catch((err) => log?.error({ err }, 'click-to-call failed'))
+    },
+    /** The call machine ended the call (an API hang-up): take its legs down. Unknown ids are other processes' calls. */
+    callEnded(callId: string) {
+      const call = calls.get(callId)
+      if (!call) return
+      if (call.state === 'ringing') call.answerCaller({ status: 487 })
+      else {
+        bye(call.caller)
+        bye(call.callee)
+      }
+      finish(call)
+    },
+    /**
+     * The media process stops cleanly (SIGTERM): its calls end now rather than wait for
+     * the watchdog to fail them. An answered call is hung up on both phones (BYE) and
+     * ends completed; a ringing one gets 503 and ends failed; a message being left is
+     * kept. Resolves once those events are written (at most `withinMs`).
+     */
+    async stop(withinMs = 5_000) {
+      const going = [...calls.values()]
+      for (const call of going) {
+        if (call.voicemail) {
+          bye(call.caller)
+          endVoicemail(call)
+        } else if (call.state === 'answered') {
+          bye(call.caller)
+          bye(call.callee)
+          hangUp(call, 'callee')
+        } else {
+          call.answerCaller({ status: 503, reason: 'Service Stopping' })
+          tell(call, { type: 'FAIL', reason: 'media_stopped', at: at() })
+          finish(call)
+        }
+      }
+      let timer: ReturnType<typeof setTimeout> | undefined
+      await Promise.race([Promise.all(going.map((c) => c.told)), new Promise((r) => (timer = setTimeout(r, withinMs)))])
+      clearTimeout(timer)
+    },
+    get activeCalls() {
+      return calls.size
+    },
+    /** What the media of the last answered calls did (at most 100, newest last). */
+    recentMedia(): readonly FinishedCallMedia[] {
+      return finished
+    },
+  }
+}
+
+export type B2bua = ReturnType<typeof createB2bua>
+
+export interface FinishedCallMedia {
+  call_id: string
+  caller: LegMediaStats
+  callee: LegMediaStats
+}

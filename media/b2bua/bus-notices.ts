@@ -1,0 +1,94 @@
+/**
+ * What other roles tell the media role over the bus. The call actor's word that a
+ * SIP call ended: the
+ * actor may run on another worker than the process holding the call's legs, and
+ * every media process hears the notice (the one that holds the call acts on it; the
+ * others do not know the id).
+ */
+import type { Bus, Unsubscribe } from '../../src/bus/bus'
+import type { ClickToCallNotice } from '../../src/services/calls/click-to-call'
+
+export const SIP_CALL_ENDED_SUBJECT = 'voice.media.sip_call_ended'
+
+export interface SipCallEnded {
+  call_id: string
+  at: string
+}
+
+/**
+ * The publishing side, for the call actor (bound by the composition root): a notice
+ * with `control` is a command for a call that goes on (SIP_CALL_CONTROL_SUBJECT), one
+ * without it the call's end.
+ */
+export function sipCallEndedPublisher(bus: Pick<Bus, 'publish'>): (notice: SipCallEnded & { control?: SipCallControl }) => void {
+  return (notice) => bus.publish(notice.control ? SIP_CALL_CONTROL_SUBJECT : SIP_CALL_ENDED_SUBJECT, JSON.stringify(notice))
+}
+
+export function onSipCallEnded(bus: Pick<Bus, 'subscribe'>, handle: (callId: string) => void): Unsubscribe {
+  return bus.subscribe(SIP_CALL_ENDED_SUBJECT, (data) => {
+    try {
+      const notice = JSON.parse(data) as Partial<SipCallEnded>
+      if (typeof notice.call_id === 'string') handle(notice.call_id)
+    } catch {
+      // Not a notice of this version: nothing to hang up.
+    }
+  })
+}
+
+export const CLICK_TO_CALL_SUBJECT = 'voice.media.click_to_call'
+
+/** The gateway's side of click-to-call (bound by the composition root): the plan it accepted, to the media role. */
+export function clickToCallPublisher(bus: Pick<Bus, 'publish'>): (notice: ClickToCallNotice) => void {
+  return (notice) => bus.publish(CLICK_TO_CALL_SUBJECT, JSON.stringify(notice))
+}
+
+/**
+ * The media role's side. Every media process hears it; the first version of this
+ * takes it in each one, so a deployment runs click-to-call with one media process
+ * (several would each ring the user's phones: noted for the load-balanced case).
+ */
+export function onClickToCall(bus: Pick<Bus, 'subscribe'>, handle: (notice: ClickToCallNotice) => void): Unsubscribe {
+  return bus.subscribe(CLICK_TO_CALL_SUBJECT, (data) => {
+    try {
+      const notice = JSON.parse(data) as ClickToCallNotice
+      if (notice?.plan?.kind && notice.owner?.accountId) handle(notice)
+    } catch {
+      // Not a notice of this version.
+    }
+  })
+}
+
+/**
+ * What the call machine asks of a SIP call it keeps (hold, resume, a blind transfer),
+ * on a subject of its own: a media process that predates it would take any notice
+ * on the ended subject for a hang-up. One subject for all three keeps their order.
+ */
+export const SIP_CALL_CONTROL_SUBJECT = 'voice.media.sip_call_control'
+
+export type SipCallControl =
+  | { command: 'hold' }
+  | { command: 'resume' }
+  /** `to`: a user id or an E.164 number; `new_call_id`: the call the transfer places. */
+  | { command: 'transfer'; to: string; by: string; new_call_id: string }
+
+export interface SipCallControlNotice {
+  call_id: string
+  at: string
+  control: SipCallControl
+}
+
+const CONTROL_COMMANDS = new Set(['hold', 'resume', 'transfer'])
+
+export function onSipCallControl(bus: Pick<Bus, 'subscribe'>, handle: (notice: SipCallControlNotice) => void): Unsubscribe {
+  return bus.subscribe(SIP_CALL_CONTROL_SUBJECT, (data) => {
+    try {
+      const notice = JSON.parse(data) as Partial<SipCallControlNotice>
+      const c = notice.control as Partial<Extract<SipCallControl, { command: 'transfer' }>> | undefined
+      if (typeof notice.call_id !== 'string' || typeof notice.at !== 'string' || !c || !CONTROL_COMMANDS.has(c.command as string)) return
+      if (c.command === 'transfer' && (typeof c.to !== 'string' || typeof c.by !== 'string' || typeof c.new_call_id !== 'string')) return
+      handle(notice as SipCallControlNotice)
+    } catch {
+      // Not a notice of this version.
+    }
+  })
+}

@@ -1,0 +1,120 @@
+/**
+ * The media role: SIP on SIP_HOST:SIP_PORT (the registrar, the B2BUA, check-sync
+ * NOTIFYs) and RTP on RTP_PORT_MIN..RTP_PORT_MAX. What it needs from other roles
+ * (the device actors' tells, the call actors) is handed in by the composition root.
+ */
+import { createHmac, randomUUID } from 'node:crypto'
+import type { Bus } from '../src/bus/bus'
+import type { Clock } from '../src/clock'
+import type { Db } from '../src/db/client'
+import type { Logger } from '../src/logger'
+import { forgetMediaNode, MEDIA_HEARTBEAT_MS, mediaHeartbeat } from '../src/services/calls/media-watchdog'
+import { registrarLine } from '../src/services/devices/registrations'
+import { storeCallQuality } from '../src/services/quality/call-quality'
+import { createB2bua, type B2bua } from './b2bua/b2bua'
+import { onClickToCall, onSipCallControl, onSipCallEnded } from './b2bua/bus-notices'
+import { rtpCallMedia } from './b2bua/call-media'
+import { callerAuthenticator } from './b2bua/caller-auth'
+import { callDirectory } from './b2bua/directory'
+import type { CallActors, RecordingStorage } from './b2bua/ports'
+import { startCheckSyncNotifier } from './registrar/check-sync-notify'
+import { registrarOnDatabase } from './registrar/directory'
+import type { DeviceTellWriter } from './registrar/tell-batcher'
+import { createPortPool } from './rtp'
+import { composeHandlers } from './sip/handlers'
+import { type SipServer, startSipServer } from './sip/server'
+
+export interface MediaRoleOptions {
+  db: Db
+  clock: Clock
+  bus: Pick<Bus, 'subscribe'>
+  log: Logger
+  sipHost: string
+  sipPort: number
+  rtpPortMin: number
+  rtpPortMax: number
+  /** A server secret (the session key): digest nonce keys are derived from it, the same in every process. */
+  secret: Uint8Array | string
+  writeTells: DeviceTellWriter
+  callActors: CallActors
+  /** Where call recordings go (the storage the simulator's recordings use). */
+  recordings?: RecordingStorage
+}
+
+export interface MediaRole {
+  sip: SipServer
+  b2bua: B2bua
+  stop(): Promise<void>
+}
+
+export async function startMediaRole(o: MediaRoleOptions): Promise<MediaRole> {
+  const registrar = registrarOnDatabase({
+    db: o.db,
+    clock: o.clock,
+    writeTells: o.writeTells,
+    secret: o.secret,
+    onError: (err, during) => o.log.error({ err, during }, 'registrar failed'),
+  })
+  let b2bua: B2bua | undefined
+  const unavailable = { status: 503, headers: [['Retry-After', '1']] as [string, string][] }
+  const sip = await startSipServer({
+    host: o.sipHost,
+    port: o.sipPort,
+    clock: o.clock,
+    logger: o.log,
+    handler: composeHandlers({
+      REGISTER: registrar,
+      INVITE: (request, source, context) => b2bua?.handlers.INVITE(request, source, context) ?? unavailable,
+      BYE: (request) => b2bua?.handlers.BYE(request) ?? { status: 481 },
+      REFER: (request) => b2bua?.handlers.REFER(request) ?? { status: 481 },
+    }),
+  })
+  // This process's heartbeat: its calls are failed by a worker's watchdog when it stops (src/services/calls/media-watchdog.ts).
+  const node = `media-${randomUUID()}`
+  await mediaHeartbeat(o.db, node, o.clock.wallNow())
+  const beat = setInterval(() => {
+    mediaHeartbeat(o.db, node, o.clock.wallNow()).catch((err) => o.log.error({ err }, 'media heartbeat failed'))
+  }, MEDIA_HEARTBEAT_MS)
+  b2bua = createB2bua({
+    sip,
+    host: o.sipHost,
+    node,
+    clock: o.clock,
+    authenticate: callerAuthenticator({
+      lookupLine: (username) => registrarLine(o.db, username),
+      clock: o.clock,
+      nonceKey: createHmac('sha256', o.secret).update('sip call digest nonces').digest(),
+    }),
+    directory: callDirectory(o.db),
+    actors: o.callActors,
+    recordings: o.recordings,
+    // The call's media figures, kept for GET /v1/quality/summary and worst-calls.
+    onMediaFinished: (m) => void storeCallQuality(o.db, m, o.clock.now()).catch((err) => o.log.error({ err, call_id: m.call_id }, 'call quality not stored')),
+    media: rtpCallMedia({ host: o.sipHost, pool: createPortPool({ host: o.sipHost, min: o.rtpPortMin, max: o.rtpPortMax }), log: o.log }),
+    log: o.log,
+  })
+  // Check-sync on a registered phone: its device actor (on any worker) publishes the bindings, this role sends the NOTIFYs.
+  const stopCheckSync = startCheckSyncNotifier({ bus: o.bus, sip, host: o.sipHost, log: o.log })
+  // A call the call machine ended (an API hang-up): the legs still up are taken down here.
+  const stopCallEnded = onSipCallEnded(o.bus, (callId) => b2bua?.callEnded(callId))
+  // Hold, resume and blind transfer the call machine took (the API's, or a phone's REFER): carried out on the legs here.
+  const stopCallControl = onSipCallControl(o.bus, (notice) => b2bua?.control(notice))
+  // Click-to-call accepted by a gateway: this role rings the user's phones, then the destination.
+  const stopClickToCall = onClickToCall(o.bus, (notice) => b2bua?.clickToCall(notice))
+  o.log.info({ host: o.sipHost, udpPort: sip.udpPort, tcpPort: sip.tcpPort }, 'SIP listening')
+  return {
+    sip,
+    b2bua,
+    async stop() {
+      clearInterval(beat)
+      stopCheckSync()
+      stopCallEnded()
+      stopCallControl()
+      stopClickToCall()
+      // Calls end with their events written before the sockets close (the phones get their BYE).
+      await b2bua?.stop()
+      await sip.stop()
+      await forgetMediaNode(o.db, node).catch(() => {})
+    },
+  }
+}

@@ -1,0 +1,18 @@
+ALTER TABLE "voicemails" ADD COLUMN "shared_voicemail_box_id" text;--> statement-breakpoint
+ALTER TABLE "voicemail_greetings" ADD COLUMN "user_id" text;--> statement-breakpoint
+ALTER TABLE "voicemail_greetings" ADD COLUMN "shared_voicemail_box_id" text;--> statement-breakpoint
+-- Hand-written: greetings so far named their owner by id only. Fill in the key of the owner's kind; a greeting whose owner is already gone is dropped (the check below admits no greeting without an owner).
+UPDATE "voicemail_greetings" g SET "user_id" = g."owner_id" WHERE EXISTS (SELECT 1 FROM "users" u WHERE u."id" = g."owner_id" AND u."account_id" = g."account_id");--> statement-breakpoint
+UPDATE "voicemail_greetings" g SET "shared_voicemail_box_id" = g."owner_id" WHERE g."user_id" IS NULL AND EXISTS (SELECT 1 FROM "shared_voicemail_boxes" b WHERE b."id" = g."owner_id" AND b."account_id" = g."account_id");--> statement-breakpoint
+DELETE FROM "voicemail_greetings" WHERE "user_id" IS NULL AND "shared_voicemail_box_id" IS NULL;--> statement-breakpoint
+-- Hand-written: memberships left behind by users deleted before a user's delete removed them.
+DELETE FROM "queue_members" qm WHERE NOT EXISTS (SELECT 1 FROM "users" u WHERE u."id" = qm."user_id" AND u."account_id" = qm."account_id");--> statement-breakpoint
+UPDATE "ring_groups" rg SET "members" = (SELECT coalesce(jsonb_agg(e.m ORDER BY e.i), '[]'::jsonb) FROM jsonb_array_elements(rg."members") WITH ORDINALITY AS e(m, i) WHERE EXISTS (SELECT 1 FROM "users" u WHERE u."id" = e.m->>'user' AND u."account_id" = rg."account_id")) WHERE EXISTS (SELECT 1 FROM jsonb_array_elements(rg."members") AS e(m) WHERE NOT EXISTS (SELECT 1 FROM "users" u WHERE u."id" = e.m->>'user' AND u."account_id" = rg."account_id"));--> statement-breakpoint
+UPDATE "shared_voicemail_boxes" b SET "users" = (SELECT coalesce(jsonb_agg(e.u ORDER BY e.i), '[]'::jsonb) FROM jsonb_array_elements_text(b."users") WITH ORDINALITY AS e(u, i) WHERE EXISTS (SELECT 1 FROM "users" u WHERE u."id" = e.u AND u."account_id" = b."account_id")) WHERE EXISTS (SELECT 1 FROM jsonb_array_elements_text(b."users") AS e(u) WHERE NOT EXISTS (SELECT 1 FROM "users" u WHERE u."id" = e.u AND u."account_id" = b."account_id"));--> statement-breakpoint
+ALTER TABLE "voicemails" ADD CONSTRAINT "voicemails_shared_voicemail_box_id_shared_voicemail_boxes_id_fk" FOREIGN KEY ("shared_voicemail_box_id") REFERENCES "public"."shared_voicemail_boxes"("id") ON DELETE set null ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "voicemail_greetings" ADD CONSTRAINT "voicemail_greetings_user_id_users_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."users"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "voicemail_greetings" ADD CONSTRAINT "voicemail_greetings_shared_voicemail_box_id_shared_voicemail_boxes_id_fk" FOREIGN KEY ("shared_voicemail_box_id") REFERENCES "public"."shared_voicemail_boxes"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "voicemails_box_idx" ON "voicemails" USING btree ("shared_voicemail_box_id");--> statement-breakpoint
+CREATE INDEX "voicemail_greetings_user_idx" ON "voicemail_greetings" USING btree ("user_id");--> statement-breakpoint
+CREATE INDEX "voicemail_greetings_box_idx" ON "voicemail_greetings" USING btree ("shared_voicemail_box_id");--> statement-breakpoint
+ALTER TABLE "voicemail_greetings" ADD CONSTRAINT "voicemail_greetings_one_owner_ck" CHECK (num_nonnulls("voicemail_greetings"."user_id", "voicemail_greetings"."shared_voicemail_box_id") = 1 and "voicemail_greetings"."owner_id" = coalesce("voicemail_greetings"."user_id", "voicemail_greetings"."shared_voicemail_box_id"));

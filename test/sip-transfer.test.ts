@@ -1,0 +1,203 @@
+/**
+ * Transfers and hold of real calls, with sipp (Debian `sip-tester`) as every phone
+ * over UDP on loopback (the harness: test/support/sip-phones.ts). Alice's phone calls
+ * Bob's extension through the B2BUA; then:
+ *  - Bob's phone transfers Alice blind to Carol's extension (REFER, RFC 3515: 202, a
+ *    NOTIFY with "100 Trying" and one with "200 OK", then the BYE that releases Bob);
+ *  - or the API transfers the call blind to Carol (POST /v1/calls/{id}): Alice, the
+ *    call's user, is released and Bob is handed over;
+ *  - or the API holds and resumes it: re-INVITEs, sendonly to Bob (who hears the hold
+ *    music), inactive to Alice, then sendrecv to both.
+ * Carol's phone answers, talks two seconds and hangs up. A transfer's events are the
+ * simulator's for a blind transfer from the same machine: call.transfer and call.end
+ * (completed) on the original call, and a new call with its own full set.
+ */
+import { describe, expect, test } from 'bun:test'
+import dgram from 'node:dgram'
+import fc from 'fast-check'
+import { parseReferTo } from '../media/sip/refer'
+import { until } from './support/polling'
+import { startTestService } from './support/service'
+import { expectAllPassed, sipAccount, sipWorkFolder, sipp, sox } from './support/sip-phones'
+
+const t = await startTestService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' })
+const work = sipWorkFolder('sip-transfer-')
+
+const types = (events: any[]) => events.filter((e) => e.type.startsWith('call.') && !e.type.startsWith('call.command_')).map((e) => e.type)
+
+/** Three lines (Alice calls, Bob answers, Carol is the target), Bob and Carol registered. */
+async function threePhones() {
+  const a = await sipAccount(t, work, 3)
+  const [alice, bob, carol] = a.lines as [(typeof a.lines)[0], (typeof a.lines)[0], (typeof a.lines)[0]]
+  const bobPhone = await bob.register()
+  const carolPhone = await carol.register()
+  /** The call Alice placed to Bob, once answered. */
+  const answeredCall = () =>
+    until('the call to Bob answered', async () => (await a.calls()).find((c) => c.to_number === bob.extension && c.answered_at)?.id as string | undefined)
+  /** The call Carol took, once it has ended. */
+  const carolsCall = () => until('the call to Carol ended', async () => (await a.calls()).find((c) => c.to_number === carol.extension && c.status), 30_000)
+  return { a, alice, bob, carol, bobPhone, carolPhone, answeredCall, carolsCall }
+}
+
+if (!sipp || !sox)
+  test.skip(`transfers of real calls (skipped: ${!sipp ? 'sipp is not installed; Debian package sip-tester' : 'sox is not installed'})`, () => {})
+
+describe.skipIf(!sipp || !sox)('blind transfer of a real call', () => {
+  test('REFER from the called phone: 202, NOTIFY 100 then 200 (sipfrag), the transferor released; the caller talks to the target in a new call', async () => {
+    const p = await threePhones()
+    const bobRefers = p.bobPhone('answer-refer.xml', [p.carol.extension, p.bob.account.domain])
+    const carolAnswers = p.carolPhone('answer-talk-bye.xml')
+    const aliceCalls = p.alice.dial('call-extension-wait-bye.xml', p.bob.extension)
+    expectAllPassed(await aliceCalls, await bobRefers, await carolAnswers)
+
+    const original = await until('the transferred call ended', async () => (await p.a.calls()).find((c) => c.to_number === p.bob.extension && c.status))
+    const placed = await p.carolsCall()
+    expect(original).toMatchObject({ status: 'completed', direction: 'internal', from_number: p.alice.extension })
+    expect(placed).toMatchObject({ status: 'completed', direction: 'internal', from_number: p.alice.extension, related_call: original.id })
+    expect(placed.answered_at).toBeTruthy()
+
+    const before = await p.a.eventsOf(original.id)
+    expect(types(before)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.transfer', 'call.end'])
+    expect(before[3].data).toMatchObject({ transferred_to: p.carol.user, transferred_by: p.bob.user, related_call: placed.id })
+    expect(before[4].data).toMatchObject({ status: 'completed' })
+    const after = await p.a.eventsOf(placed.id)
+    // No call.emergency and a full set of its own (spec rule 6): Carol's phone rang and took it.
+    expect(types(after)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
+    expect(after[0].data).toMatchObject({ direction: 'internal', user_id: p.bob.user, from_user_id: p.bob.user })
+    expect(after[1].data.user_id).toBe(p.carol.user)
+    expect(after[2].data).toMatchObject({ user_id: p.carol.user })
+
+    // The new call's own media: Carol's tone reached Alice's leg, Alice's echo reached Carol's.
+    const media = t.service.media!.b2bua.recentMedia().find((m) => m.call_id === placed.id)
+    expect(media).toBeDefined()
+    expect(media!.callee.packetsReceived).toBeGreaterThan(20)
+    expect(media!.caller.packetsSent).toBeGreaterThan(20)
+    expect(media!.callee.packetsSent).toBeGreaterThan(20)
+    expect(t.service.media!.b2bua.activeCalls).toBe(0)
+  }, 120_000)
+
+  test('from the API (POST /v1/calls/{id}): the call’s user (the caller) is released with a BYE, the called phone is connected to the target', async () => {
+    const p = await threePhones()
+    const bobAnswers = p.bobPhone('answer.xml')
+    const carolAnswers = p.carolPhone('answer-talk-bye.xml')
+    const aliceCalls = p.alice.dial('call-extension-wait-bye.xml', p.bob.extension)
+    const id = await p.answeredCall()
+    const transfer = await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'transfer', to: p.carol.user, mode: 'blind' } })
+    expect(transfer.status).toBe(202)
+    expectAllPassed(await aliceCalls, await bobAnswers, await carolAnswers)
+
+    const placed = await p.carolsCall()
+    expect(placed).toMatchObject({ status: 'completed', related_call: id, from_number: p.bob.extension })
+    const before = await p.a.eventsOf(id)
+    expect(types(before)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.transfer', 'call.end'])
+    expect(before.find((e) => e.type === 'call.command_succeeded')?.data).toMatchObject({ command: 'transfer' })
+    expect(before.find((e) => e.type === 'call.transfer').data).toMatchObject({
+      transferred_to: p.carol.user,
+      transferred_by: p.alice.user,
+      related_call: placed.id,
+    })
+    const after = await p.a.eventsOf(placed.id)
+    expect(types(after)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
+    expect(after[1].data.user_id).toBe(p.carol.user)
+
+    // Bob (now the caller of the new call) and Carol heard each other: each one's tone went to the other.
+    const media = t.service.media!.b2bua.recentMedia().find((m) => m.call_id === placed.id)
+    expect(media).toBeDefined()
+    expect(media!.caller.packetsReceived).toBeGreaterThan(20)
+    expect(media!.callee.packetsReceived).toBeGreaterThan(20)
+    expect(media!.caller.packetsSent).toBeGreaterThan(20)
+    expect(media!.callee.packetsSent).toBeGreaterThan(20)
+    expect(t.service.media!.b2bua.activeCalls).toBe(0)
+  }, 120_000)
+  test('from the API to a public number in the sandbox: the called phone talks to the simulated far end, a new outbound call', async () => {
+    const p = await threePhones()
+    const bobAnswers = p.bobPhone('answer.xml')
+    const aliceCalls = p.alice.dial('call-extension-wait-bye.xml', p.bob.extension)
+    const id = await p.answeredCall()
+    const to = '+15551230042'
+    expect((await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'transfer', to, mode: 'blind' } })).status).toBe(202)
+    // The far end answers after 5 s and hangs up after 10 s of talk (the simulator's default): Bob gets its BYE.
+    expectAllPassed(await aliceCalls, await bobAnswers)
+    const placed = await until('the call to the number ended', async () => (await p.a.calls()).find((c) => c.to_number === to && c.status), 40_000)
+    expect(placed).toMatchObject({ direction: 'outbound', status: 'completed', related_call: id, user_id: p.alice.user })
+    const after = await p.a.eventsOf(placed.id)
+    expect(types(after)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
+    expect(after[1].data.user_id).toBeUndefined()
+    const media = t.service.media!.b2bua.recentMedia().find((m) => m.call_id === placed.id)
+    // The far end's voice went to Bob's phone, and Bob's tone came in.
+    expect(media!.caller.packetsSent).toBeGreaterThan(20)
+    expect(media!.caller.packetsReceived).toBeGreaterThan(20)
+  }, 120_000)
+})
+
+describe.skipIf(!sipp || !sox)('hold and resume of a real call from the API', () => {
+  test('hold: re-INVITE sendonly to the other party and inactive to the user’s phone; resume: sendrecv to both; the call ends normally', async () => {
+    const p = await threePhones()
+    const bobAnswers = p.bobPhone('answer-hold.xml')
+    const aliceCalls = p.alice.dial('call-extension-hold.xml', p.bob.extension)
+    const id = await p.answeredCall()
+    const succeeded = async (command: string) =>
+      until(`${command} taken`, async () =>
+        (await p.a.events()).some((e) => e.type === 'call.command_succeeded' && e.data.call_id === id && e.data.command === command),
+      )
+    expect((await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'hold' } })).status).toBe(202)
+    await succeeded('hold')
+    // The machine holds it: a second hold is refused, as for a simulated call.
+    expect((await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'hold' } })).status).toBe(409)
+    expect((await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'resume' } })).status).toBe(202)
+    await succeeded('resume')
+    expect((await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'hangup' } })).status).toBe(202)
+    expectAllPassed(await aliceCalls, await bobAnswers)
+    const events = await p.a.eventsOf(id)
+    expect(types(events)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
+    expect(events.filter((e) => e.type === 'call.command_succeeded').map((e) => e.data.command)).toEqual(['hold', 'resume', 'hangup'])
+  }, 120_000)
+})
+
+describe('REFER with garbage against the running server', () => {
+  /** One request over UDP from a socket of our own; the status of the answer. */
+  async function statusOf(referTo: string | undefined): Promise<number> {
+    const socket = dgram.createSocket('udp4')
+    await new Promise<void>((r) => socket.bind(0, '127.0.0.1', () => r()))
+    const port = socket.address().port
+    const message = [
+      `REFER sip:b2bua@127.0.0.1:${t.service.sip!.udpPort} SIP/2.0`,
+      `Via: SIP/2.0/UDP 127.0.0.1:${port};branch=z9hG4bK${crypto.randomUUID().replace(/-/g, '')};rport`,
+      'From: <sip:bob@127.0.0.1>;tag=f1',
+      'To: <sip:alice@127.0.0.1>;tag=t1',
+      `Call-ID: ${crypto.randomUUID()}@127.0.0.1`,
+      'CSeq: 1 REFER',
+      'Max-Forwards: 70',
+      ...(referTo === undefined ? [] : [`Refer-To: ${referTo}`]),
+      'Content-Length: 0',
+      '',
+      '',
+    ].join('\r\n')
+    try {
+      const answer = new Promise<number>((resolve) => socket.on('message', (m) => resolve(Number(/^SIP\/2\.0 (\d{3})/.exec(m.toString())?.[1] ?? 0))))
+      socket.send(message, t.service.sip!.udpPort, '127.0.0.1')
+      return await Promise.race([answer, Bun.sleep(10_000).then(() => -1)])
+    } finally {
+      socket.close()
+    }
+  }
+
+  test('a Refer-To naming no SIP target is answered 400; a well-formed one outside any call 481; the server keeps answering', async () => {
+    expect(await statusOf(undefined)).toBe(400)
+    expect(await statusOf('<sip:1002@127.0.0.1>')).toBe(481)
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(
+          fc.string({ maxLength: 60 }).filter((s) => !/[\r\n]/.test(s) && s.trim() === s),
+          fc.stringMatching(/^<?(sip|sips|tel):[^\r\n@>]{0,12}@?[^\r\n>]{0,12}>?$/),
+        ),
+        async (value) => {
+          const status = await statusOf(value)
+          // A header the SIP parser already refuses is a 400 too; nothing goes unanswered.
+          expect(status).toBe(parseReferTo(value) ? 481 : 400)
+        },
+      ),
+      { numRuns: 60 },
+    )
+  }, 120_000)
+})

@@ -1,0 +1,175 @@
+/**
+ * Real SIP phones for end-to-end tests: sipp (Debian `sip-tester`) runs of the
+ * scenarios in test/sip/ against a started service over UDP on loopback, and an
+ * account whose users each have a desk phone line and an extension, with a webhook
+ * endpoint receiving every event. What test/sip-calls.test.ts does inline, for any
+ * number of lines (a transfer needs three phones).
+ */
+import { expect } from 'bun:test'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { deviceFixtures } from '../device-fixtures'
+import { until } from './polling'
+import { freePort } from './scratch-postgres'
+import type { TestService } from './service'
+import { startWebhookReceiver } from './webhook-receiver'
+
+export const sipp = Bun.which('sipp')
+export const sox = Bun.which('sox')
+export const SCENARIOS = join(import.meta.dir, '..', 'sip')
+
+export interface SipAccount {
+  username: string
+  password: string
+  domain: string
+}
+
+export interface SippResult {
+  exitCode: number
+  output: string
+}
+
+/** A working folder with the audio the scenarios play: tone.wav (1 kHz A-law) and caller.wav (400 Hz µ-law), 4 s each. */
+export function sipWorkFolder(prefix = 'sip-'): string {
+  const work = mkdtempSync(join(tmpdir(), prefix))
+  if (sox)
+    for (const [file, law, hz] of [
+      ['tone.wav', 'a-law', '1000'],
+      ['caller.wav', 'u-law', '400'],
+    ])
+      Bun.spawnSync([sox, '-n', '-r', '8000', '-c', '1', '-e', law!, join(work, file!), 'synth', '4', 'sine', hz!])
+  return work
+}
+
+/** One sipp run against the service, bounded by its own timeout; loopback only. */
+export async function runSipp(t: TestService, work: string, scenario: string, fields: string[], args: string[]): Promise<SippResult> {
+  const csv = join(work, `${crypto.randomUUID()}.csv`)
+  writeFileSync(csv, `SEQUENTIAL\n${fields.join(';')};\n`)
+  const child = Bun.spawn(
+    [
+      sipp!,
+      `127.0.0.1:${t.service.sip!.udpPort}`,
+      '-sf',
+      join(SCENARIOS, scenario),
+      '-inf',
+      csv,
+      '-t',
+      'u1',
+      '-i',
+      '127.0.0.1',
+      '-m',
+      '1',
+      '-timeout',
+      '40s',
+      '-timeout_error',
+      '-nostdin',
+      '-trace_msg',
+      ...args,
+    ],
+    { cwd: work, stdout: 'pipe', stderr: 'pipe' },
+  )
+  const [exitCode, out, err] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()])
+  return { exitCode, output: `${out}\n${err}` }
+}
+
+export const authOf = (a: SipAccount) => `[authentication username=${a.username} password=${a.password}]`
+
+export const expectAllPassed = (...runs: SippResult[]) => {
+  if (runs.some((r) => r.exitCode !== 0)) console.log(...runs.map((r) => r.output))
+  expect(runs.map((r) => r.exitCode)).toEqual(runs.map(() => 0))
+}
+
+export interface Line {
+  user: string
+  extension: string
+  account: SipAccount
+  /** Registers the line with sipp (digest) from a port; `answer(scenario, fields)` then runs a sipp UAS there. */
+  register(): Promise<(scenario: string, fields?: string[]) => Promise<SippResult>>
+  /** The line dials `to` (default: nothing; give it) with a sipp UAC scenario; `echo`: it sends back the RTP it gets. */
+  dial(scenario: string, to: string, o?: { echo?: boolean }): Promise<SippResult>
+}
+
+/** An account with `count` users, each with a desk phone line and an extension, and a webhook endpoint receiving every event. */
+export async function sipAccount(t: TestService, work: string, count: number, o: { record?: boolean } = {}) {
+  const f = deviceFixtures(t)
+  const c = await f.ctx()
+  if (o.record) expect((await t.call('POST', `/v1/accounts/${c.account}`, { key: c.key, body: { config: { recording_enabled: true } } })).status).toBe(200)
+  const rx = await startWebhookReceiver()
+  const endpoint = await t.call('POST', '/v1/webhook_endpoints', { ...c, body: { url: rx.url, enabled_events: ['*'] } })
+  expect(endpoint.status).toBe(200)
+
+  const line = async (): Promise<Line> => {
+    const user = await f.user(c)
+    const extensionId = await f.extension(c, user)
+    const list = await t.call('GET', '/v1/extensions?limit=100', c)
+    const extension = list.body.data.find((e: any) => e.id === extensionId).number as string
+    const phone = await f.deskphone(c, { lines: [{ user, extension: extensionId }] })
+    const lines = await t.call('GET', `/v1/deskphones/${phone.id}/lines`, c)
+    const account = lines.body.data[0].sip_credentials as SipAccount
+    return {
+      user,
+      extension,
+      account,
+      async register() {
+        const port = await freePort()
+        const registered = await runSipp(
+          t,
+          work,
+          'register.xml',
+          [account.username, account.domain, authOf(account), '600'],
+          ['-p', String(port), '-auth_uri', account.domain],
+        )
+        if (registered.exitCode !== 0) console.log(registered.output)
+        expect(registered.exitCode).toBe(0)
+        await until('the user available', async () => (await t.call('GET', `/v1/users/${user}/presence`, c)).body.status === 'available')
+        return async (scenario: string, fields: string[] = ['unused']) => {
+          const run = runSipp(t, work, scenario, fields, ['-p', String(port), '-mi', '127.0.0.1', '-mp', String(await freePort())])
+          await Bun.sleep(300) // the UAS binds its port before the call rings it
+          return run
+        }
+      },
+      async dial(scenario, to, o = { echo: true }) {
+        return runSipp(
+          t,
+          work,
+          scenario,
+          [account.username, account.domain, to, authOf(account)],
+          [
+            '-p',
+            String(await freePort()),
+            '-mi',
+            '127.0.0.1',
+            '-mp',
+            String(await freePort()),
+            ...(o.echo ? ['-rtp_echo'] : []),
+            '-auth_uri',
+            `${to}@${account.domain}`,
+          ],
+        )
+      },
+    }
+  }
+  const lines: Line[] = []
+  for (let i = 0; i < count; i++) lines.push(await line())
+
+  /** The account's calls (newest first). */
+  const calls = async () => ((await t.call('GET', '/v1/calls?limit=100', c)).body.data ?? []) as any[]
+  /** The events the endpoint received (verified, each event once however often it was delivered), in the order they were written. */
+  const events = async () => {
+    const secret = endpoint.body.secret as string
+    const byId = new Map<string, any>()
+    for (const r of rx.requests) {
+      const e = await rx.verify(r, secret)
+      byId.set(e.id, e)
+    }
+    return [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : 1))
+  }
+  /** One call's events, once `last` came. */
+  const eventsOf = async (callId: string, last = 'call.end') => {
+    const of = async () => (await events()).filter((e) => e.data?.call_id === callId)
+    await until(`${last} of ${callId} delivered`, async () => (await of()).some((e) => e.type === last), 30_000)
+    return of()
+  }
+  return { c, lines, calls, events, eventsOf, stop: () => rx.stop() }
+}
