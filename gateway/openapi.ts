@@ -2,13 +2,17 @@
  * The OpenAPI 3.1 document of /v1, generated from the very schemas that validate
  * requests (Elysia's route table) plus what each route's `op(...)` declared:
  * credentials, the account header, Idempotency-Key, success and error responses.
+ * Bodies are named components (gateway/openapi/components.ts) and every event
+ * type is a webhook (gateway/openapi/webhooks.ts).
  */
 import type { AnyElysia } from 'elysia'
 import { toOpenAPISchema } from '@elysiajs/openapi'
-import { ErrorBody, ListOf } from '../src/schemas/common'
+import { ListOf } from '../src/schemas/common'
 import { STABLE_CODES } from '../src/errors'
 import type { AuthRule } from './plugins/auth'
 import { SESSION_GRANTS } from './session-components'
+import { ComponentRegistry, pascal, plain } from './openapi/components'
+import { buildWebhooks } from './openapi/webhooks'
 
 const ERROR_REF = { $ref: '#/components/schemas/Error' }
 
@@ -55,21 +59,26 @@ function parameterSchema(schema: any): any {
   return { ...rest, anyOf: real }
 }
 
-/** Strips TypeBox's symbol keys and marks that are not JSON Schema. */
-const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema, (k, v) => (k === '$id' ? undefined : v)))
+/** A deletion's answer `{id, object, deleted}` is named after its object: DeletedUser, DeletedRingGroupMember. */
+function deletedName(schema: any): string | undefined {
+  const object = schema?.properties?.object?.const
+  return schema?.properties?.deleted?.const === true && typeof object === 'string' ? `Deleted${pascal(object)}` : undefined
+}
 
 function credentialsText(rule: AuthRule): string {
   const who: string[] = []
   if (rule.keys === 'platform') who.push('platform secret key')
   if (rule.keys === 'account') who.push('platform secret key with the Service-Account header')
+  if (rule.keys === 'optional-account') who.push('platform secret key, platform-wide, or with the Service-Account header for that account')
   if (rule.sessions.length) who.push(`account session with component ${rule.sessions.join(' or ')}`)
   if (rule.user) who.push('user token')
-  return `Credentials: ${who.join('; ')}.`
+  return who.length ? `Credentials: ${who.join('; ')}.` : 'Credentials: none.'
 }
 
 export function buildOpenApi(app: AnyElysia, baseUrl: string) {
   const generated = toOpenAPISchema(app, { paths: [/^(?!\/v1\/)/] }, undefined, undefined, '3.1.0')
   const paths = generated.paths as Record<string, Record<string, any>>
+  const registry = new ComponentRegistry()
   const bodySchemas = new Map<string, unknown>()
   for (const r of app.routes) {
     const body = (r.hooks as { body?: unknown } | undefined)?.body
@@ -126,11 +135,18 @@ export function buildOpenApi(app: AnyElysia, baseUrl: string) {
       if (operation.requestBody && !operation.requestBody.content?.['multipart/form-data']) {
         const content = (operation.requestBody.content ?? {}) as Record<string, { schema?: unknown }>
         const schema = content['application/json']?.schema ?? Object.values(content)[0]?.schema ?? bodySchemas.get(`${method} ${path}`)
-        if (schema) operation.requestBody.content = { 'application/json': { schema } }
+        if (schema) operation.requestBody.content = { 'application/json': { schema: registry.body(schema, () => `${pascal(operation.operationId)}Request`) } }
+      } else if (operation.requestBody) {
+        const form = operation.requestBody.content['multipart/form-data']
+        form.schema = registry.body(form.schema, () => formName(form.schema, operation.operationId))
       }
       const responses: Record<string, unknown> = {}
       const isList = listItem !== undefined
-      const successSchema = isList ? plain(ListOf(listItem)) : success ? plain(success) : undefined
+      const successSchema = isList
+        ? listSchema(registry, plain(ListOf(listItem)), operation.operationId)
+        : success
+          ? successBody(registry, plain(success), operation.operationId)
+          : undefined
       responses[successStatus] = {
         description: successStatus === '202' ? 'Accepted' : 'Success',
         ...(successSchema ? { content: { 'application/json': { schema: successSchema } } } : {}),
@@ -153,6 +169,7 @@ export function buildOpenApi(app: AnyElysia, baseUrl: string) {
       operation.responses = responses
     }
   }
+  const webhooks = buildWebhooks(registry)
   return {
     openapi: '3.1.0',
     info: {
@@ -163,19 +180,23 @@ export function buildOpenApi(app: AnyElysia, baseUrl: string) {
         Object.entries(STABLE_CODES)
           .map(([code, c]) => `${code} (${c.status})`)
           .join(', ') +
-        '.',
+        '. Operations and webhooks marked `x-extension: true` go beyond the interface specification.',
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: baseUrl }],
     'x-session-components': SESSION_GRANTS,
     security: [{ bearerAuth: [] }],
-    tags: [...new Set(Object.values(paths).flatMap((item) => Object.values(item).flatMap((o: any) => o.tags ?? [])))].map((name) => ({
-      name,
-      description: `${name} operations`,
-    })),
+    tags: [
+      ...[...new Set(Object.values(paths).flatMap((item) => Object.values(item).flatMap((o: any) => o.tags ?? [])))].map((name) => ({
+        name,
+        description: `${name} operations`,
+      })),
+      { name: 'Webhooks', description: 'The events POSTed to webhook endpoints, signed with the endpoint secret' },
+    ],
     paths,
+    webhooks,
     components: {
-      schemas: { ...(generated.components?.schemas ?? {}), Error: plain(ErrorBody) },
+      schemas: { ...(generated.components?.schemas ?? {}), ...registry.used({ paths, webhooks }) },
       securitySchemes: {
         bearerAuth: {
           type: 'http',
@@ -185,4 +206,22 @@ export function buildOpenApi(app: AnyElysia, baseUrl: string) {
       },
     },
   }
+}
+
+/** An upload of a file alone is the same form everywhere; one with more fields is named after its operation. */
+const formName = (schema: any, operationId: string) =>
+  Object.keys(schema?.properties ?? {}).join() === 'file' ? 'FileUploadForm' : `${pascal(operationId)}Form`
+
+/** A list answer: the envelope stays inline (its shape is the same everywhere), its items are a named schema. */
+function listSchema(registry: ComponentRegistry, list: any, operationId: string) {
+  list.properties.data.items = registry.body(list.properties.data.items, () => `${pascal(operationId)}Item`)
+  return list
+}
+
+function successBody(registry: ComponentRegistry, schema: any, operationId: string) {
+  return registry.body(schema, () => {
+    const deleted = deletedName(schema)
+    // The same object deleted in two shapes: the second is named after its operation.
+    return deleted && !registry.schemas.has(deleted) ? deleted : `${pascal(operationId)}Response`
+  })
 }

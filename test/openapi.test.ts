@@ -45,6 +45,16 @@ function resolve(ref: string): unknown {
     .reduce<any>((node, key) => node?.[key], doc)
 }
 
+/** A schema with its named parts (`$ref`s to components) written out. */
+const deref = (schema: unknown): any =>
+  Array.isArray(schema)
+    ? schema.map(deref)
+    : schema && typeof schema === 'object'
+      ? '$ref' in schema
+        ? deref(resolve((schema as { $ref: string }).$ref))
+        : Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, deref(v)]))
+      : schema
+
 describe('GET /v1/openapi.json', () => {
   test('is an OpenAPI 3.1.0 document of interface version 1.0.0, served as JSON, with BASE_URL as its server', () => {
     expect(res.status).toBe(200)
@@ -84,6 +94,8 @@ describe('GET /v1/openapi.json', () => {
     for (const [method, path, op] of operations) {
       expect(op.security).toEqual([{ bearerAuth: [] }])
       expect(op.description).toContain('Credentials:')
+      // Each names who may call it: never an empty list.
+      expect({ at: `${method} ${path}`, empty: op.description.includes('Credentials: .') }).toEqual({ at: `${method} ${path}`, empty: false })
       const params: any[] = op.parameters ?? []
       for (const [, name] of path.matchAll(/\{([^}]+)\}/g)) {
         const p = params.find((x) => x.in === 'path' && x.name === name)
@@ -173,13 +185,13 @@ describe('GET /v1/openapi.json', () => {
 
   test('request bodies are JSON and come from the schemas that validate requests', () => {
     // The upload operations (gateway/uploads.ts) are the one exception: multipart, or raw audio.
-    const uploads = new Set(['uploadFile', 'createAudioClip', 'setVoicemailGreeting'])
+    const uploads = new Set(['uploadFile', 'createAudioClip', 'setVoicemailGreeting', 'uploadPortOrderBillCopy', 'uploadPortOrderCsr'])
     for (const [, , op] of operations) {
       if (!op.requestBody) continue
       if (uploads.has(op.operationId)) expect(Object.keys(op.requestBody.content)).toContain('multipart/form-data')
       else expect(Object.keys(op.requestBody.content)).toEqual(['application/json'])
     }
-    const create = doc.paths['/v1/accounts'].post.requestBody.content['application/json'].schema
+    const create = deref(doc.paths['/v1/accounts'].post.requestBody.content['application/json'].schema)
     expect(create.required).toEqual(expect.arrayContaining(['email', 'primary_contact_name', 'address', 'pricing']))
     // The very schema the route validates with (as JSON, without TypeBox's $id marks).
     const asJson = (schema: unknown) => JSON.parse(JSON.stringify(schema, (k, v) => (k === '$id' ? undefined : v)))
@@ -189,7 +201,7 @@ describe('GET /v1/openapi.json', () => {
       if (!r.path.startsWith('/v1/') || !body || typeof body !== 'object') continue
       withBody++
       const path = r.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')
-      const documented = doc.paths[path][r.method.toLowerCase()].requestBody?.content['application/json'].schema
+      const documented = deref(doc.paths[path][r.method.toLowerCase()].requestBody?.content['application/json'].schema)
       expect({ at: `${r.method} ${path}`, schema: documented }).toEqual({ at: `${r.method} ${path}`, schema: asJson(body) })
     }
     expect(withBody).toBeGreaterThan(0)
