@@ -7,6 +7,8 @@
 //   - `spawnCall` receives the request to start the new call of a blind transfer
 //   - `placeConsultation` receives the request to place a warm transfer's consultation call
 //   - `holdChanged` receives `{ held, at }` when the call goes on hold or resumes
+//   - `recordingPauseChanged` receives `{ paused, offset_ms }` (from the answer) when
+//     the recording pauses or resumes, so the pause is written with the step that made it
 // Durable delays (ring timeout) arrive as `TIMER` events from the durable
 // scheduler; `after` timers are not used.
 import { assign, setup, type SnapshotFrom } from 'xstate'
@@ -352,6 +354,8 @@ export const callMachine = setup({
     placeConsultation: (_: unknown, _params: ConsultationRequest) => {},
     /** The call went on hold or resumed (a real call's media role carries it out when a phone did not ask for it itself). */
     holdChanged: (_: unknown, _params: { held: boolean; at: string }) => {},
+    /** The recording paused or resumed, `offset_ms` after the answer. */
+    recordingPauseChanged: (_: unknown, _params: RecordingPauseChange) => {},
   },
   guards: {
     validAt: ({ event }) => validAt(event.at),
@@ -544,11 +548,17 @@ export const callMachine = setup({
             },
             RECORDING_PAUSE: {
               guard: 'recordingOn',
-              actions: assign({ recording: { on: true, paused: true } }),
+              actions: [
+                assign({ recording: { on: true, paused: true } }),
+                { type: 'recordingPauseChanged', params: ({ context, event }) => pauseChange(context, event.at, true) },
+              ],
             },
             RECORDING_RESUME: {
               guard: 'recordingPaused',
-              actions: assign({ recording: { on: true, paused: false } }),
+              actions: [
+                assign({ recording: { on: true, paused: false } }),
+                { type: 'recordingPauseChanged', params: ({ context, event }) => pauseChange(context, event.at, false) },
+              ],
             },
             RECORDING_STOP: {
               guard: 'recordingAny',
@@ -754,6 +764,17 @@ function refusalOf(snapshot: CallSnapshot, c: CallCommand): CallCommandRefusal {
       break
   }
   return notActive(connected ? 'does not take this command now' : 'is not answered')
+}
+
+/** A recording's pause or resume, at `offset_ms` from the answer (never before it). */
+export interface RecordingPauseChange {
+  paused: boolean
+  offset_ms: number
+}
+
+function pauseChange(context: CallContext, at: string, paused: boolean): RecordingPauseChange {
+  const answered = Date.parse(context.answered_at ?? context.input.started_at)
+  return { paused, offset_ms: Math.max(0, Date.parse(at) - answered) }
 }
 
 /** Answered by a person and still going (held or not): listeners may join, recording runs. */

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import { eq } from 'drizzle-orm'
 import { manualClock } from '../../src/clock'
 import { openDatabase, type Database } from '../../src/db/client'
-import { accounts, calls, durableTimers, events } from '../../src/db/schema'
+import { accounts, calls, durableTimers, events, recordings } from '../../src/db/schema'
 import { newId } from '../../src/ids'
 import { ensureBootstrapPlatform } from '../../src/services/platform/platforms'
 import { createCallKind } from './call-actor'
@@ -122,6 +122,26 @@ describe('call commands (durable messages to the call actor)', () => {
     (await database.db.select().from(events).where(eq(events.accountId, owner.accountId)).orderBy(events.seq))
       .map((e) => JSON.parse(e.body))
       .filter((b) => b.data.call_id === id)
+
+  test('a recording pause and its resume are written to the recordings row by the step that made them', async () => {
+    // Before, the API wrote the interval in a transaction of its own after the step:
+    // a crash in between left the call paused with no pause on record.
+    const host = new ActorHost({ db: database.db, clock, kinds: [createCallKind({ db: database.db, clock }).kind] as never, pollTimers: false })
+    const id = newId('call')
+    await host.spawn(CALL_KIND, id, { ...input(id), record: true })
+    await host.send(CALL_KIND, id, { type: 'RING', user_id: 'usr_a', at: '2026-03-01T10:00:01.000Z' })
+    await host.send(CALL_KIND, id, { type: 'ANSWER', user_id: 'usr_a', at: '2026-03-01T10:00:05.000Z' })
+    const pausesOf = async () => (await database.db.select().from(recordings).where(eq(recordings.callId, id)))[0]?.pauses
+    expect(await pausesOf()).toBeUndefined()
+    await host.send(CALL_KIND, id, { type: 'RECORDING_PAUSE', at: '2026-03-01T10:00:15.000Z' })
+    expect(await pausesOf()).toEqual([{ from: 10_000, to: null }])
+    // Refused by the machine (already paused): nothing written.
+    await host.send(CALL_KIND, id, { type: 'RECORDING_PAUSE', at: '2026-03-01T10:00:16.000Z' })
+    expect(await pausesOf()).toEqual([{ from: 10_000, to: null }])
+    await host.send(CALL_KIND, id, { type: 'RECORDING_RESUME', at: '2026-03-01T10:00:20.000Z' })
+    expect(await pausesOf()).toEqual([{ from: 10_000, to: 15_000 }])
+    await host.close()
+  })
 
   test('a hangup command ends the call and reports call.command_succeeded in the same step; the row is taken', async () => {
     const host = new ActorHost({ db: database.db, clock, kinds: [createCallKind({ db: database.db, clock }).kind] as never, pollTimers: false })

@@ -10,6 +10,8 @@
  *  - call.end    → the follow-up actors the owner asks for (recording, voicemail);
  *  - a warm transfer's consultation call, on its call.transfer, tells the held
  *    primary call to resume;
+ *  - a recording pause or resume → its interval on the call's recordings row, in the
+ *    step that made it (the API's answer reads it back after the step commits);
  *  - presence → the users the call puts on a call or releases (actors/presence/call-presence)
  *    get CALL_STARTED / CALL_ENDED in their presence actor, created with the step if new;
  *  - commands (call control, actors/calls/messages) → admitted by the machine,
@@ -22,6 +24,7 @@ import type { Clock } from '../../src/clock'
 import type { Db } from '../../src/db/client'
 import type { Logger } from '../../src/logger'
 import { endListenersOfCalls } from '../../src/services/calls/call-listeners'
+import { recordPauseToggle } from '../../src/services/calls/recordings'
 import { type CallLogInsert, type CallLogPatch, insertCallLogs, patchCallLogs } from '../../src/services/calls/call-log'
 import {
   admitCallCommand,
@@ -31,6 +34,7 @@ import {
   type CallEndData,
   type CallSnapshot,
   type ConsultationRequest,
+  type RecordingPauseChange,
   type SpawnCallRequest,
 } from '../../machines/call'
 import type { NewEvent } from '../../src/events/outbox'
@@ -163,6 +167,9 @@ function project(now: Date, c: CallContext & { input: CallActorInput }, ev: Call
 const CALL_LOG_INSERT = 'call_log.insert'
 const CALL_LOG_PATCH = 'call_log.patch'
 const LISTENERS_END = 'call_listeners.end'
+const RECORDING_PAUSES = 'recording.pauses'
+
+type RecordingPauseWrite = { accountId: string; callId: string; paused: boolean; offsetMs: number }
 
 /** The call actor kind, bound to a database and clock. */
 export function createCallKind(opts: CallKindOptions) {
@@ -173,6 +180,10 @@ export function createCallKind(opts: CallKindOptions) {
       [CALL_LOG_INSERT]: (tx, items) => insertCallLogs(tx, items as CallLogInsert[]),
       [CALL_LOG_PATCH]: (tx, items) => patchCallLogs(tx, items as CallLogPatch[]),
       [LISTENERS_END]: (tx, items) => endListenersOfCalls(tx, opts.clock, items as string[]),
+      [RECORDING_PAUSES]: async (tx, items) => {
+        // In order: a pause and the resume that closes it may commit in one batch.
+        for (const w of items as RecordingPauseWrite[]) await recordPauseToggle(tx, opts.clock, w.accountId, w.callId, w.paused, w.offsetMs)
+      },
     },
     actions: (fx: Effects) => ({
       emit: ({ context, event }: { context: unknown; event: { type: string } }, params: CallEmitted) => {
@@ -228,6 +239,10 @@ export function createCallKind(opts: CallKindOptions) {
         const input = (context as { input: CallActorInput }).input
         // The media role re-INVITEs the phones unless one of them put the call on hold itself (it tells apart which).
         if (input.sip) tellMedia(fx, { call_id: input.call_id, at: params.at, control: { command: params.held ? 'hold' : 'resume' } })
+      },
+      recordingPauseChanged: ({ context }: { context: unknown }, params: RecordingPauseChange) => {
+        const input = (context as { input: CallActorInput }).input
+        fx.batch(RECORDING_PAUSES, { accountId: input.owner.accountId, callId: input.call_id, paused: params.paused, offsetMs: params.offset_ms })
       },
       placeConsultation: ({ context }: { context: unknown }, params: ConsultationRequest) => {
         const input = (context as { input: CallActorInput }).input

@@ -36,7 +36,7 @@ import { assertUserOfAccount } from '../../src/services/accounts/users'
 import { createListener, endListener, getListener, listenerView, listListeners, reconcileListeners } from '../../src/services/calls/call-listeners'
 import { callLogPage, callView, getCall } from '../../src/services/calls/call-log'
 import { type ClickToCallPlan, planClickToCallRequest } from '../../src/services/calls/click-to-call'
-import { callTranscriptView, recordingDownloadView, recordingOfCall, recordPauseToggle } from '../../src/services/calls/recordings'
+import { callTranscriptView, recordingDownloadView, recordingOfCall, recordingPauses } from '../../src/services/calls/recordings'
 import { noRegisteredDevices } from '../../src/services/calls/registered-devices'
 import type { GatewayDeps } from '../context'
 import { accountLevel, op } from '../docs'
@@ -74,14 +74,16 @@ export function callRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCon
   /** Durable messages run at the owner's next poll anyway; this only spares the wait. */
   const wake = (callId: string, rows: TimerRow[]) => deps.actors?.wake(CALL_KIND, callId, rows).catch(() => {})
 
-  /** A recording toggle: a synchronous message to the call actor (its answer is the new state), then the pause interval recorded. */
+  /**
+   * A recording toggle: a synchronous message to the call actor, whose step writes the
+   * pause interval with the toggle (one durable step); the answer reads it back.
+   */
   const toggleRecording = async (account: Account, callId: string, pause: boolean, mutate: Mutate) => {
     const call = await getCall(deps.db, account.id, callId)
-    const at = deps.clock.now()
     const admission = admitCall(
       await readActorState(deps.db, CALL_KIND, call.id),
       { command: pause ? 'recording_pause' : 'recording_resume' },
-      at.toISOString(),
+      deps.clock.now().toISOString(),
     )
     if ('refused' in admission) throw refusedBy(call.id, admission.refused)
     if (!deps.actors)
@@ -91,14 +93,13 @@ export function callRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCon
     })
     if (!recordingToggled(result, pause))
       throw new ApiError(409, `The recording of call ${call.id} changed state meanwhile.`, pause ? 'recording_not_active' : 'recording_not_paused')
-    const offsetMs = Math.max(0, at.getTime() - Date.parse(admission.snapshot.context.answered_at!))
     return mutate(async (tx) => ({
       resource: call.id,
       body: {
         object: 'call_recording' as const,
         call_id: call.id,
         status: pause ? ('paused' as const) : ('recording' as const),
-        pauses: await recordPauseToggle(tx, deps.clock, account.id, call.id, pause, offsetMs),
+        pauses: await recordingPauses(tx, account.id, call.id),
       },
     }))
   }

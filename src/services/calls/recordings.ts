@@ -71,7 +71,8 @@ export function recordingDownloadView(callId: string, rec: RecordingRow | undefi
 /**
  * Records a pause (or the resume that closes it) of a call's recording, at `offsetMs`
  * from the answer; the recording row is created by the first pause when the call's
- * recording has none yet. Returns the pause intervals as the API shows them.
+ * recording has none yet. Written by the call actor in the step that toggled it
+ * (actors/calls/call-actor.ts). Returns the pause intervals as the API shows them.
  */
 export async function recordPauseToggle(tx: Db, clock: Clock, accountId: string, callId: string, pause: boolean, offsetMs: number) {
   const now = clock.now()
@@ -85,4 +86,13 @@ export async function recordPauseToggle(tx: Db, clock: Clock, accountId: string,
   if (rec) await tx.update(recordings).set({ pauses, updatedAt: now }).where(eq(recordings.id, rec.id))
   else await tx.insert(recordings).values({ id: newId('recording'), callId, accountId, status: 'recording', pauses, createdAt: now, updatedAt: now })
   return pauses.map((p) => ({ from_ms: p.from, to_ms: p.to }))
+}
+
+/** The pause intervals of a call's recording, as the API shows them (none yet: empty). */
+export async function recordingPauses(db: Db, accountId: string, callId: string) {
+  const [rec] = await db
+    .select({ pauses: recordings.pauses })
+    .from(recordings)
+    .where(and(eq(recordings.accountId, accountId), eq(recordings.callId, callId)))
+  return (rec?.pauses ?? []).map((p) => ({ from_ms: p.from, to_ms: p.to }))
 }
