@@ -144,7 +144,7 @@ describe('phone number lifecycle', () => {
 
     test('a released number that went live elsewhere is not recoverable', async () => {
       const c = await ctx()
-      const other = await ctx()
+      const other = await ctx(c.key)
       const [a] = await orderNumbers(c, 1)
       clock.advance(31 * DAY)
       expect((await disconnect(c, a!.id)).status).toBe(200)
@@ -214,6 +214,7 @@ describe('phone number lifecycle', () => {
             accountId: live.account,
             mode: 'live' as const,
             number,
+            space: 'live',
             status: 'active' as const,
             orderId: null,
             createdAt: new Date(now.getTime() - (i === 0 ? 40 : 2) * DAY),
@@ -350,6 +351,7 @@ async function liveNumbers(accountId: string, n: number, ageDays: number) {
         accountId,
         mode: 'live' as const,
         number: `+1917${base}${i}`,
+        space: 'live',
         status: 'active' as const,
         orderId: null,
         createdAt: at,

@@ -3,7 +3,8 @@
  * all or nothing, the number cap, already-claimed numbers, races), listing and
  * reading numbers and orders, account isolation, and live keys (no carrier).
  *
- * Sandbox numbers are live on one account at a time across the whole database, so
+ * Sandbox numbers are live on one account of a platform at a time (each platform
+ * has its own sandbox: test/sandbox-number-spaces.test.ts), so
  * the tests take the numbers the search offers rather than fixed ones, and delete
  * their accounts at the end (which frees the numbers for the next run).
  */
@@ -85,13 +86,13 @@ describe('phone numbers', () => {
       expect(await available(c)).toEqual(numbers)
     })
 
-    test('quantity 1 to 100; offers leave out numbers live on any account and the simulator destinations', async () => {
+    test('quantity 1 to 100; offers leave out numbers live on any account of the platform and the simulator destinations', async () => {
       const c = await ctx()
       expect(await available(c, '?quantity=1')).toHaveLength(1)
       const hundred = await available(c, '?quantity=100')
       expect(hundred).toHaveLength(100)
       for (const n of RESERVED) expect(hundred).not.toContain(n)
-      const other = await ctx()
+      const other = await ctx(c.key)
       await orderOk(other, hundred.slice(0, 2))
       const after = await available(c, '?quantity=100')
       expect(after).not.toContain(hundred[0])
@@ -205,7 +206,7 @@ describe('phone numbers', () => {
 
     test('numbers already live: 409 phone_numbers_already_claimed with both arrays always present; nothing is ordered', async () => {
       const a = await ctx()
-      const b = await ctx()
+      const b = await ctx(a.key)
       const [x, y, z, w] = await fresh(a, 4)
       await orderOk(a, [x!])
       await orderOk(b, [w!])
@@ -295,7 +296,9 @@ describe('phone numbers', () => {
 
   describe('concurrency', () => {
     test('accounts racing for one number: exactly one wins, the others get phone_numbers_already_claimed (never 500)', async () => {
-      const racers = await Promise.all([ctx(), ctx(), ctx(), ctx(), ctx()])
+      // One platform's accounts: each platform has a sandbox of its own.
+      const first = await ctx()
+      const racers = [first, ...(await Promise.all([ctx(first.key), ctx(first.key), ctx(first.key), ctx(first.key)]))]
       const [x, y] = await fresh(racers[0]!, 2)
       const results = await Promise.all(racers.map((c, i) => order(c, i % 2 === 0 ? [x!] : [y!, x!])))
       expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409])
@@ -309,7 +312,8 @@ describe('phone numbers', () => {
     })
 
     test('accounts racing for overlapping numbers in opposite orders: one wins, no deadlock, nothing half-written', async () => {
-      const racers = await Promise.all([ctx(), ctx(), ctx(), ctx()])
+      const first = await ctx()
+      const racers = [first, ...(await Promise.all([ctx(first.key), ctx(first.key), ctx(first.key)]))]
       const n = await fresh(racers[0]!, 3)
       const asks = [n, [...n].reverse(), [n[2]!, n[0]!], [n[1]!, n[2]!]]
       const results = await Promise.all(racers.map((c, i) => order(c, asks[i])))

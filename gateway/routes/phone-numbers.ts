@@ -56,7 +56,7 @@ export function phoneNumberRoutes(deps: GatewayDeps, base: ReturnType<typeof req
     .get(
       '/v1/available-phone-numbers',
       async ({ auth, query, path }) => {
-        const data = await availablePhoneNumbers(deps.db, auth.account!.mode, query)
+        const data = await availablePhoneNumbers(deps.db, auth.account!, query)
         return { object: 'list' as const, url: path, next_page_url: null, previous_page_url: null, data }
       },
       {
@@ -102,7 +102,7 @@ export function phoneNumberRoutes(deps: GatewayDeps, base: ReturnType<typeof req
           description:
             'All or nothing: either every number is ordered or none is. Sandbox numbers (+15005550000..+15005559999, except the simulator destinations +15005550100..+15005550104) order instantly and free: ' +
             'the order is complete and the numbers active. Any other number gives 400 invalid_sandbox_phone_number; a repeated number gives validation_error. ' +
-            'Numbers live anywhere give 409 phone_numbers_already_claimed with details.already_on_account and details.in_service_elsewhere (both always present). ' +
+            'Numbers live on any account of the platform (each platform has a sandbox of its own) give 409 phone_numbers_already_claimed with details.already_on_account and details.in_service_elsewhere (both always present). ' +
             'Every number the account holds but released ones counts against config.max_phone_numbers (default 25); going over gives 409 phone_number_limit_exceeded, whose message states the held count, the cap and the count attempted. ' +
             CARRIER,
           tag: TAG,

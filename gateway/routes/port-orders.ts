@@ -188,7 +188,7 @@ export function portOrderRoutes(deps: GatewayDeps, base: ReturnType<typeof reque
 
   return new Elysia({ name: 'routes/port-orders' })
     .use(base)
-    .post('/v1/port-in-eligibility', async ({ auth, body }) => portInEligibility(deps.db, auth.principal.mode, body.phone_numbers), {
+    .post('/v1/port-in-eligibility', async ({ auth, body }) => portInEligibility(deps.db, auth.principal, body.phone_numbers), {
       body: S.PortInEligibilityRequest,
       detail: op('checkPortInEligibility', {
         summary: 'Check which numbers can be ported in',
@@ -218,7 +218,7 @@ export function portOrderRoutes(deps: GatewayDeps, base: ReturnType<typeof reque
         const written: TimerRow[] = []
         const id = newPortOrderId()
         const response = await mutate(async (tx) => {
-          await checkOrderFields(tx, deps.clock, account.mode, body)
+          await checkOrderFields(tx, deps.clock, account, body)
           await checkNumberCap(tx, account.id, body.phone_numbers.length)
           const s = body.subscriber
           const details = {
@@ -299,7 +299,7 @@ export function portOrderRoutes(deps: GatewayDeps, base: ReturnType<typeof reque
           changes.subscriber = { ...changes.subscriber, pin: same ? current : sealPin(params.order_id, pin) }
         }
         return act(auth, params.order_id, mutate, { type: 'update', changes }, async (tx, row) => {
-          await checkOrderFields(tx, deps.clock, row.mode, body, row.id)
+          await checkOrderFields(tx, deps.clock, { platformId: auth.principal.platformId, mode: row.mode }, body, row.id)
           if (body.phone_numbers !== undefined) await checkNumberCap(tx, row.accountId, body.phone_numbers.length, row.id)
         })
       },

@@ -4,8 +4,10 @@ import { accounts } from './accounts'
 import { ts } from './columns'
 
 /**
- * Phone numbers held by accounts. A number is live on at most one account at a
- * time: the partial unique index covers every status but released.
+ * Phone numbers held by accounts. A number is live on at most one account of its
+ * space at a time (the partial unique index covers every status but released): live
+ * numbers share one space, the real network's; each platform's sandbox numbers have
+ * their own (src/services/numbers/number-space.ts), so platforms never meet there.
  */
 export const phoneNumbers = pgTable(
   'phone_numbers',
@@ -16,6 +18,8 @@ export const phoneNumbers = pgTable(
       .references(() => accounts.id, { onDelete: 'cascade' }),
     mode: text('mode', { enum: ['test', 'live'] }).notNull(),
     number: text('number').notNull(),
+    /** 'live', or the platform id for sandbox numbers: where the number is unique. */
+    space: text('space').notNull(),
     status: text('status', { enum: ['active', 'inactive', 'pending', 'released'] }).notNull(),
     orderId: text('order_id'),
     createdAt: ts('created_at').notNull(),
@@ -28,7 +32,7 @@ export const phoneNumbers = pgTable(
     smsPortOutExpiresAt: ts('sms_port_out_expires_at'),
   },
   (t) => [
-    uniqueIndex('phone_numbers_live_uq').on(t.number).where(sql`${t.status} <> 'released'`),
+    uniqueIndex('phone_numbers_space_number_uq').on(t.space, t.number).where(sql`${t.status} <> 'released'`),
     index('phone_numbers_account_page_idx').on(t.accountId, t.createdAt, t.id),
   ],
 )

@@ -68,7 +68,7 @@ export async function updatePhoneNumber(
   const [live] = await tx
     .select({ id: phoneNumbers.id })
     .from(phoneNumbers)
-    .where(and(eq(phoneNumbers.number, pn.number), sql`${phoneNumbers.status} <> 'released'`))
+    .where(and(eq(phoneNumbers.space, pn.space), eq(phoneNumbers.number, pn.number), sql`${phoneNumbers.status} <> 'released'`))
   if (live) throw conflict(`Phone number ${pn.number} is not recoverable: it is live again since it was released.`)
   const [row] = await tx
     .update(phoneNumbers)

@@ -7,6 +7,7 @@
  */
 import { billableDids, billableNumberEvents } from './billable-dids'
 import { checkNumberCap } from './number-cap'
+import { type NumberSpace, numberSpaceOf } from './number-space'
 import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm'
 import type { Clock } from '../../clock'
 import { type Db, queryRows } from '../../db/client'
@@ -70,13 +71,14 @@ export interface AvailableQuery {
 }
 
 /**
- * Offers: the lowest sandbox numbers not live on any account, in ascending order
+ * Offers: the lowest sandbox numbers not live on any account of the platform, in ascending order
  * (deterministic). area_code must be 500 and npa_nxx 500555 to match anything;
  * city, state and zip do not narrow the sandbox range and are echoed as locality.
  * Offers are not reservations: ordering is first come, first served.
  */
-export async function availablePhoneNumbers(db: Db, mode: Mode, q: AvailableQuery) {
-  if (mode === 'live') throw carrierUnavailable()
+export async function availablePhoneNumbers(db: Db, owner: { platformId: string; mode: Mode }, q: AvailableQuery) {
+  if (owner.mode === 'live') throw carrierUnavailable()
+  const space = numberSpaceOf(owner)
   const quantity = q.quantity ?? 10
   if (q.area_code !== undefined && q.area_code !== SANDBOX_AREA_CODE) return []
   if (q.npa_nxx !== undefined && q.npa_nxx !== SANDBOX_NPA_NXX) return []
@@ -88,7 +90,7 @@ export async function availablePhoneNumbers(db: Db, mode: Mode, q: AvailableQuer
     from generate_series(0, 9999) as g(n)
     where not exists (
       select 1 from ${phoneNumbers} p
-      where p.number = ${SANDBOX_PREFIX} || lpad(g.n::text, 4, '0') and p.status <> 'released'
+      where p.space = ${space} and p.number = ${SANDBOX_PREFIX} || lpad(g.n::text, 4, '0') and p.status <> 'released'
     )
     and (${SANDBOX_PREFIX} || lpad(g.n::text, 4, '0')) not in (${sql.join(
       reserved.map((r) => sql`${r}`),
@@ -110,11 +112,11 @@ export async function availablePhoneNumbers(db: Db, mode: Mode, q: AvailableQuer
   }))
 }
 
-async function claimedSplit(db: Db, accountId: string, numbers: string[]) {
+async function claimedSplit(db: Db, accountId: string, space: NumberSpace, numbers: string[]) {
   const live = await db
     .select({ number: phoneNumbers.number, accountId: phoneNumbers.accountId })
     .from(phoneNumbers)
-    .where(and(inArray(phoneNumbers.number, numbers), ne(phoneNumbers.status, 'released')))
+    .where(and(eq(phoneNumbers.space, space), inArray(phoneNumbers.number, numbers), ne(phoneNumbers.status, 'released')))
   const order = new Map(numbers.map((n, i) => [n, i]))
   const byOrder = (a: string, b: string) => order.get(a)! - order.get(b)!
   return {
@@ -142,7 +144,12 @@ const alreadyClaimed = (details: { already_on_account: string[]; in_service_else
  * the account row is locked so concurrent orders of one account check the cap one
  * after the other, and the unique index settles races between accounts.
  */
-export async function createPhoneNumberOrder(tx: Db, clock: Clock, account: { id: string; mode: Mode }, input: { phone_numbers: string[] }) {
+export async function createPhoneNumberOrder(
+  tx: Db,
+  clock: Clock,
+  account: { id: string; platformId: string; mode: Mode },
+  input: { phone_numbers: string[] },
+) {
   const numbers = input.phone_numbers
   const dups = numbers.filter((n, i) => numbers.indexOf(n) !== i)
   if (dups.length > 0) throw new ValidationError({ phone_numbers: `must not repeat a number (${[...new Set(dups)].join(', ')})` })
@@ -156,7 +163,8 @@ export async function createPhoneNumberOrder(tx: Db, clock: Clock, account: { id
     throw badRequest(`Reserved as call simulator destinations, not orderable: ${reserved.join(', ')}.`, 'invalid_sandbox_phone_number')
   }
 
-  const claimed = await claimedSplit(tx, account.id, numbers)
+  const space = numberSpaceOf(account)
+  const claimed = await claimedSplit(tx, account.id, space, numbers)
   if (claimed.already_on_account.length + claimed.in_service_elsewhere.length > 0) throw alreadyClaimed(claimed)
   await checkNumberCap(tx, account.id, numbers.length, `ordering ${numbers.length} more`)
 
@@ -174,6 +182,7 @@ export async function createPhoneNumberOrder(tx: Db, clock: Clock, account: { id
         accountId: account.id,
         mode: account.mode,
         number,
+        space,
         status: 'active' as const,
         orderId: order!.id,
         createdAt: now,
@@ -184,7 +193,7 @@ export async function createPhoneNumberOrder(tx: Db, clock: Clock, account: { id
     .returning()
   if (inserted.length !== numbers.length) {
     // Another account claimed some of them between our check and our insert: throwing rolls everything back.
-    const again = await claimedSplit(tx, account.id, numbers)
+    const again = await claimedSplit(tx, account.id, space, numbers)
     const mine = new Set(inserted.map((r) => r.number))
     throw alreadyClaimed({
       already_on_account: again.already_on_account.filter((n) => !mine.has(n)),

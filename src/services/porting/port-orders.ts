@@ -6,6 +6,7 @@
  * actors/port-orders/); the gateway asks it whether an action is allowed.
  */
 import { checkNumberCap as checkNumberCapOf, PORT_ORDERS_RESERVING } from '../numbers/number-cap'
+import { numberSpaceOf } from '../numbers/number-space'
 import { createHash } from 'node:crypto'
 import { and, eq, inArray, ne, sql } from 'drizzle-orm'
 import { monotonicFactory } from 'ulid'
@@ -101,20 +102,23 @@ export function portOrderEventView(row: PortOrderEventRow) {
   }
 }
 
-/** Numbers of this list live on any account of the service. */
-async function liveNumbers(db: Db, numbers: string[]): Promise<Set<string>> {
+/** A port's owner: its platform and mode say which numbers and orders it can meet (src/services/numbers/number-space.ts). */
+export type PortOwner = { platformId: string; mode: Mode }
+
+/** Numbers of this list live on any account of the owner's number space. */
+async function liveNumbers(db: Db, owner: PortOwner, numbers: string[]): Promise<Set<string>> {
   if (numbers.length === 0) return new Set()
   const rows = await db
     .select({ number: phoneNumbers.number })
     .from(phoneNumbers)
-    .where(and(inArray(phoneNumbers.number, numbers), ne(phoneNumbers.status, 'released')))
+    .where(and(eq(phoneNumbers.space, numberSpaceOf(owner)), inArray(phoneNumbers.number, numbers), ne(phoneNumbers.status, 'released')))
   return new Set(rows.map((r) => r.number))
 }
 
 /** POST /v1/port-in-eligibility. */
-export async function portInEligibility(db: Db, mode: Mode, numbers: string[]): Promise<Eligibility> {
-  const carrier = carrierFor(mode)
-  return carrier.eligibility([...new Set(numbers)], await liveNumbers(db, numbers))
+export async function portInEligibility(db: Db, owner: PortOwner, numbers: string[]): Promise<Eligibility> {
+  const carrier = carrierFor(owner.mode)
+  return carrier.eligibility([...new Set(numbers)], await liveNumbers(db, owner, numbers))
 }
 
 export interface OrderFieldsInput {
@@ -129,7 +133,7 @@ export interface OrderFieldsInput {
  * date from 5 business days to 30 calendar days ahead (US Eastern today), the time
  * 08:00 to 20:00 Eastern.
  */
-export async function checkOrderFields(db: Db, clock: Clock, mode: Mode, input: OrderFieldsInput, self?: string): Promise<void> {
+export async function checkOrderFields(db: Db, clock: Clock, owner: PortOwner, input: OrderFieldsInput, self?: string): Promise<void> {
   const problems: Record<string, string> = {}
   if (input.requested_foc_date !== undefined) {
     // A calendar date the carrier will hold the port on: today is the real one, whatever VOICE_CLOCK_SPEED does to simulated time.
@@ -142,13 +146,13 @@ export async function checkOrderFields(db: Db, clock: Clock, mode: Mode, input: 
   }
   const numbers = input.phone_numbers
   if (numbers !== undefined) {
-    const carrier = carrierFor(mode)
+    const carrier = carrierFor(owner.mode)
     numbers.forEach((n, i) => {
       if (numbers.indexOf(n) !== i) problems[`phone_numbers[${i}]`] = `repeats ${n}`
     })
-    const eligibility = carrier.eligibility(numbers, await liveNumbers(db, numbers))
+    const eligibility = carrier.eligibility(numbers, await liveNumbers(db, owner, numbers))
     const notPortable = new Set(eligibility.non_portable_numbers.map((n) => n.phone_number))
-    const taken = await numbersInFlight(db, numbers, self)
+    const taken = await numbersInFlight(db, owner, numbers, self)
     numbers.forEach((n, i) => {
       if (notPortable.has(n)) problems[`phone_numbers[${i}]`] = `${n} is not portable (POST /v1/port-in-eligibility tells which numbers are)`
       else if (taken.has(n)) problems[`phone_numbers[${i}]`] = `${n} is already in another port order in progress`
@@ -157,15 +161,19 @@ export async function checkOrderFields(db: Db, clock: Clock, mode: Mode, input: 
   if (Object.keys(problems).length > 0) throw new ValidationError(problems)
 }
 
-/** Numbers of the list held by port orders in flight (other than `self`), on any account. */
-async function numbersInFlight(db: Db, numbers: string[], self?: string): Promise<Set<string>> {
+/** Numbers of the list held by port orders in flight (other than `self`), on any account of the owner's number space. */
+async function numbersInFlight(db: Db, owner: PortOwner, numbers: string[], self?: string): Promise<Set<string>> {
   if (numbers.length === 0) return new Set()
   const rows = await db
     .select({ details: portOrders.details })
     .from(portOrders)
+    .innerJoin(accounts, eq(accounts.id, portOrders.accountId))
     .where(
       and(
         inArray(portOrders.status, IN_FLIGHT),
+        eq(portOrders.mode, owner.mode),
+        // Sandbox orders meet only their own platform's; live ones meet every platform's.
+        owner.mode === 'test' ? eq(accounts.platformId, owner.platformId) : undefined,
         self ? ne(portOrders.id, self) : undefined,
         sql`jsonb_exists_any(${portOrders.details}->'phone_numbers', array[${sql.join(
           numbers.map((n) => sql`${n}`),
@@ -276,6 +284,7 @@ export async function activatePortedNumbers(tx: Db, clock: Clock, o: { orderId: 
         accountId: order.accountId,
         mode: order.mode,
         number,
+        space: numberSpaceOf(order),
         status: 'active' as const,
         orderId: null,
         activatedAt: at,
