@@ -38,7 +38,15 @@ const operations: Operation[] = Object.entries(doc.paths as Record<string, Recor
       const credentials = String(o.description ?? '').match(/Credentials: ([^\n]*)\./)?.[1] ?? ''
       const header = (o.parameters ?? []).some((p: any) => p.name === 'Service-Account')
       const sessions: string[] = o['x-session-components'] ?? []
-      const keys = header ? 'account' : credentials.includes('platform secret key') ? 'platform' : credentials.includes('user token') ? 'none' : 'optional'
+      const keys = header
+        ? 'account'
+        : credentials.includes('platform-wide')
+          ? 'optional'
+          : credentials.includes('platform secret key')
+            ? 'platform'
+            : credentials.includes('user token')
+              ? 'none'
+              : 'optional'
       return {
         method: method.toUpperCase(),
         path,
