@@ -12,7 +12,7 @@ export { planSimulation, SIM_OUTCOMES, type Plan, type Scenario, type SimulateRe
 export { ActorDone, ActorError, ActorNotFound, type ActorClient, type ActorState } from './runtime/client'
 export type { TimerRow } from '../src/scheduler/durable-timers'
 export { COMMAND_MESSAGE, readActorState, sendCommand, spawnInTx } from './runtime/commands'
-export { buildRoutingConfig, validateChange } from '../machines/routing'
+export { buildRoutingConfig } from '../machines/routing'
 export { admitPresence, PRESENCE_KIND, presenceMessages, presenceStatusOf, type PresenceCommandMessage } from './presence/messages'
 export { route, type Plan as RoutePlan } from '../machines/routing'
 export { SIM_KIND } from './calls/messages'
