@@ -233,8 +233,8 @@ function postgresDatabase(connect: (extra?: ClientExtras) => postgres.Sql, opts:
         throw e
       }
       let released = false
-      // Settles once the lock's connection is gone, or (a check every LEADERSHIP_CHECK_MS,
-      // for a connection replaced without a close seen) its backend holds no lock.
+      // Settles once the lock's connection is gone, or when a check (every
+      // LEADERSHIP_CHECK_MS) answers that its backend holds no lock.
       const lost = new Promise<void>((resolve) => {
         onClose = () => {
           if (!released) resolve()
@@ -243,9 +243,12 @@ function postgresDatabase(connect: (extra?: ClientExtras) => postgres.Sql, opts:
           while (!released) {
             await new Promise((r) => setTimeout(r, LEADERSHIP_CHECK_MS))
             if (released) return
+            // Only an answer saying so is a loss: a check that fails says nothing (a dead
+            // connection is reported by onclose), and a false loss would stop delivery
+            // mid-attempt and send those attempts again under the next lead.
             const held = await conn`select count(*)::int as n from pg_locks where locktype = 'advisory' and granted and pid = pg_backend_pid()`
               .then((rows) => (rows[0]?.n ?? 0) > 0)
-              .catch(() => false)
+              .catch(() => true)
             if (!held && !released) return resolve()
           }
         }
