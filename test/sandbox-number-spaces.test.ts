@@ -6,6 +6,13 @@
  * on one account at a time, and port orders in flight meet only their own space.
  */
 import { describe, expect, test } from 'bun:test'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { sql } from 'drizzle-orm'
+import { manualClock } from '../src/clock'
+import { openDatabase, queryRows } from '../src/db/client'
+import { accounts, phoneNumbers } from '../src/db/schema'
+import { ensureBootstrapPlatform } from '../src/services/platform/platforms'
 import { addBusinessDays, easternDate } from '../src/services/porting/business-days'
 import { startTestService } from './support/service'
 
@@ -79,4 +86,44 @@ describe('a sandbox of its own per platform', () => {
     expect(same.status).toBe(400)
     expect(same.body.details['phone_numbers[0]']).toContain('another port order')
   })
+})
+
+describe('migration 0020', () => {
+  test('places the rows written before it: live numbers in the live space, sandbox ones in their platform’s', async () => {
+    const text = readFileSync(join(import.meta.dir, '../src/db/migrations/0020_sandbox_number_spaces.sql'), 'utf8')
+    const backfill = text.split('--> statement-breakpoint').find((statement) => statement.includes('UPDATE'))
+    expect(backfill).toBeDefined()
+    const database = await openDatabase({ dataDir: 'memory://' })
+    try {
+      await database.migrate()
+      const db = database.db
+      const clock = manualClock('2026-05-04T09:00:00.000Z')
+      const { platformId } = await ensureBootstrapPlatform(db, clock, { liveEnabled: true })
+      const now = clock.now()
+      const account = (id: string, mode: 'test' | 'live') => ({ id, platformId, mode, config: {} as never, createdAt: now, updatedAt: now })
+      await db.insert(accounts).values([account('acct_sandbox', 'test'), account('acct_live', 'live')])
+      const number = (id: string, accountId: string, mode: 'test' | 'live', n: string) => ({
+        id,
+        accountId,
+        mode,
+        number: n,
+        space: 'placeholder',
+        status: 'active' as const,
+        createdAt: now,
+        updatedAt: now,
+      })
+      await db.insert(phoneNumbers).values([number('pn_s', 'acct_sandbox', 'test', '+15005550000'), number('pn_l', 'acct_live', 'live', '+12125550000')])
+      // As the rows stood before the migration: no space.
+      await db.execute(sql.raw('ALTER TABLE "phone_numbers" ALTER COLUMN "space" DROP NOT NULL'))
+      await db.execute(sql.raw('UPDATE "phone_numbers" SET "space" = NULL'))
+      await db.execute(sql.raw(backfill!))
+      const rows = await queryRows<{ id: string; space: string }>(db, sql`select id, space from phone_numbers order by id`)
+      expect(rows).toEqual([
+        { id: 'pn_l', space: 'live' },
+        { id: 'pn_s', space: platformId },
+      ])
+    } finally {
+      await database.close()
+    }
+  }, 60_000)
 })
