@@ -7,6 +7,8 @@
 //   - `spawnCall` receives the request to start the new call of a blind transfer
 //   - `placeConsultation` receives the request to place a warm transfer's consultation call
 //   - `holdChanged` receives `{ held, at }` when the call goes on hold or resumes
+//   - `handedOver` receives `{ to, from, at }` when a completed warm transfer resumes
+//     the call with its target on it instead of the users in `from`
 //   - `recordingPauseChanged` receives `{ paused, offset_ms }` (from the answer) when
 //     the recording pauses or resumes, so the pause is written with the step that made it
 // Durable delays (ring timeout) arrive as `TIMER` events from the durable
@@ -70,7 +72,8 @@ export type CallMachineEvent =
   /** the media role stored the call's recording (a real call): what follows the end names it. */
   | ({ type: 'RECORDING_STORED'; recording: StoredMedia } & At)
   | ({ type: 'HOLD' } & At)
-  | ({ type: 'RESUME' } & At)
+  /** `handed_to`: a completed warm transfer resumes the call with its target on it (the consultation call tells it). */
+  | ({ type: 'RESUME'; handed_to?: string } & At)
   | ({ type: 'RECORDING_START' } & At)
   | ({ type: 'RECORDING_PAUSE' } & At)
   | ({ type: 'RECORDING_RESUME' } & At)
@@ -210,6 +213,8 @@ export interface CallContext {
   connected_at: string | null
   /** the user who took the call, null when nobody (remote party, voicemail or unanswered). */
   answered_by: string | null
+  /** the user a completed warm transfer handed the call to (absent when none, and in older snapshots). */
+  handed_to?: string
   message_stored: boolean
   /** what the media role stored of a real call (absent for simulated calls and in older snapshots). */
   stored?: { recording?: StoredMedia; message?: StoredMedia }
@@ -356,9 +361,12 @@ export const callMachine = setup({
     holdChanged: (_: unknown, _params: { held: boolean; at: string }) => {},
     /** The recording paused or resumed, `offset_ms` after the answer. */
     recordingPauseChanged: (_: unknown, _params: RecordingPauseChange) => {},
+    /** A completed warm transfer handed the call to `to`; the users in `from` are no longer on it. */
+    handedOver: (_: unknown, _params: HandOver) => {},
   },
   guards: {
     validAt: ({ event }) => validAt(event.at),
+    handOver: ({ event }) => event.type === 'RESUME' && validAt(event.at) && typeof event.handed_to === 'string' && event.handed_to.length > 0,
     isInbound: ({ context }) => context.input.direction === 'inbound',
     emergencyApplies: ({ context }) => context.input.direction !== 'inbound' && !!context.input.emergency && !context.input.placed_by_transfer,
     /** a ring of a new user, not the initiating user (rule 1). */
@@ -538,7 +546,27 @@ export const callMachine = setup({
               on: { HOLD: { guard: 'validAt', target: 'held', actions: { type: 'holdChanged', params: ({ event }) => ({ held: true, at: event.at }) } } },
             },
             held: {
-              on: { RESUME: { guard: 'validAt', target: 'active', actions: { type: 'holdChanged', params: ({ event }) => ({ held: false, at: event.at }) } } },
+              on: {
+                RESUME: [
+                  {
+                    // A completed warm transfer: its target takes the call over from whoever held it.
+                    guard: 'handOver',
+                    target: 'active',
+                    actions: [
+                      { type: 'holdChanged', params: ({ event }) => ({ held: false, at: event.at }) },
+                      {
+                        type: 'handedOver',
+                        params: ({ context, event }) => {
+                          const to = (event as Ev<'RESUME'>).handed_to!
+                          return { to, from: usersOnCall(context).filter((u) => u !== to), at: event.at }
+                        },
+                      },
+                      assign({ handed_to: ({ event }) => (event as Ev<'RESUME'>).handed_to }),
+                    ],
+                  },
+                  { guard: 'validAt', target: 'active', actions: { type: 'holdChanged', params: ({ event }) => ({ held: false, at: event.at }) } },
+                ],
+              },
             },
           },
           on: {
@@ -764,6 +792,22 @@ function refusalOf(snapshot: CallSnapshot, c: CallCommand): CallCommandRefusal {
       break
   }
   return notActive(connected ? 'does not take this command now' : 'is not answered')
+}
+
+/** A warm transfer's hand-over: `to` is on the call from `at`, the users in `from` no longer. */
+export interface HandOver {
+  to: string
+  from: string[]
+  at: string
+}
+
+/**
+ * The users on the call: who placed it (outbound or internal), who took it, and whom
+ * a warm transfer handed it to. Presence counts them on the call until it ends.
+ */
+export function usersOnCall(c: CallContext): string[] {
+  const placed = c.input.direction === 'inbound' ? undefined : (c.input.user_id ?? c.input.from_user_id ?? undefined)
+  return [...new Set([placed, c.answered_by, c.handed_to].filter((u): u is string => !!u))]
 }
 
 /** A recording's pause or resume, at `offset_ms` from the answer (never before it). */

@@ -150,7 +150,7 @@ describe('warm transfer (rule 6)', () => {
     // (the consultation call's log keeps status null: it never gets call.end, whose projection sets the status)
   }, 20_000)
 
-  test('to a user of the account: the consultation rings that user (call.ringing user_id) and is answered by them', async () => {
+  test('to a user of the account: the consultation rings that user, who takes the call over (presence on_call) until it ends', async () => {
     const u2 = await t.call('POST', '/v1/users', { key: c.key, account: c.account, body: { email: 'second@example.com', name: 'Second Agent' } })
     expect(u2.status).toBe(200)
     const target = u2.body.id as string
@@ -169,8 +169,13 @@ describe('warm transfer (rule 6)', () => {
     expect(tr.data).toMatchObject({ call_id: consultation, transferred_to: target, transferred_by: c.user, related_call: primary })
     const hold = await holdOnceResumed(c, primary)
     expect(hold.status).toBe(202)
+    // The target took the customer over: on a call; the agent who handed it over is free.
+    const presenceOf = async (user: string) => (await t.call('GET', `/v1/users/${user}/presence`, c)).body.status as string
+    await until('the target on the call', async () => (await presenceOf(target)) === 'on_call', 5_000)
+    await until('the transferring agent off the call', async () => (await presenceOf(c.user)) !== 'on_call', 5_000)
     expect((await command(c, primary, { action: 'hangup' })).status).toBe(202)
     expect((await eventOf(c, primary, 'call.end')).data.status).toBe('completed')
+    await until('the target off the call once it ends', async () => (await presenceOf(target)) !== 'on_call', 5_000)
     const log = await t.call('GET', `/v1/calls/${consultation}`, c)
     expect(log.body).toMatchObject({ related_call: primary, to_user_id: target })
   }, 20_000)

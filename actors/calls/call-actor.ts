@@ -14,6 +14,8 @@
  *    step that made it (the API's answer reads it back after the step commits);
  *  - presence → the users the call puts on a call or releases (actors/presence/call-presence)
  *    get CALL_STARTED / CALL_ENDED in their presence actor, created with the step if new;
+ *    a completed warm transfer resumes the primary call with its target (RESUME
+ *    handed_to), whose step puts the target on the call and lets the holders go;
  *  - commands (call control, actors/calls/messages) → admitted by the machine,
  *    their outcome event committed with the machine events they caused;
  *  - every emitted call.* event → one `call transition` line at info (call id,
@@ -34,13 +36,14 @@ import {
   type CallEndData,
   type CallSnapshot,
   type ConsultationRequest,
+  type HandOver,
   type RecordingPauseChange,
   type SpawnCallRequest,
 } from '../../machines/call'
 import type { NewEvent } from '../../src/events/outbox'
 import type { SpawnOptions } from '../runtime/client'
 import { defineActorKind, type ActorSpawn, type Effects } from '../runtime/kinds'
-import { callPresenceChanges } from '../presence/call-presence'
+import { type CallPresenceChange, callPresenceChanges, handOverChanges } from '../presence/call-presence'
 import { PRESENCE_KIND, presenceMessages } from '../presence/messages'
 import { CALL_KIND, CALL_MACHINES, type CallActorInput, type CallCommandMessage } from './messages'
 
@@ -216,16 +219,15 @@ export function createCallKind(opts: CallKindOptions) {
         }
         if (params.type === 'call.end')
           for (const w of input.end_watchers ?? []) fx.tell(w.kind, w.id, { type: 'CALL_ENDED', call_id: input.call_id, at: params.data.ended_at })
-        // The users this event puts on the call or releases: spawn (carrying the change) and tell, as presence actors are created lazily.
-        // A release needs no spawn: the start it undoes was written by an earlier step, so its actor exists by then (or there is nothing to release).
-        for (const p of callPresenceChanges(params, c)) {
-          const m = presenceMessages(p.user_id, { type: p.type, call_id: p.call_id }, p.at)
-          if (p.type === 'CALL_STARTED') fx.spawnActor(PRESENCE_KIND, p.user_id, m.input)
-          fx.tell(PRESENCE_KIND, p.user_id, m.event)
-        }
+        // The users this event puts on the call or releases.
+        tellPresence(fx, callPresenceChanges(params, c))
         if (params.type === 'call.transfer' && input.consultation?.related_call) {
-          // A completed warm transfer: the held primary call resumes, now with the transfer target.
-          fx.tell(CALL_KIND, input.consultation.related_call, { type: 'RESUME', at: params.data.transferred_at })
+          // A completed warm transfer: the held primary call resumes, now with the transfer target (a user who took the consultation, if one did).
+          fx.tell(CALL_KIND, input.consultation.related_call, {
+            type: 'RESUME',
+            at: params.data.transferred_at,
+            ...(c.answered_by ? { handed_to: c.answered_by } : {}),
+          })
         }
       },
       spawnCall: ({ context }: { context: unknown }, params: SpawnCallRequest) => {
@@ -243,6 +245,9 @@ export function createCallKind(opts: CallKindOptions) {
       recordingPauseChanged: ({ context }: { context: unknown }, params: RecordingPauseChange) => {
         const input = (context as { input: CallActorInput }).input
         fx.batch(RECORDING_PAUSES, { accountId: input.owner.accountId, callId: input.call_id, paused: params.paused, offsetMs: params.offset_ms })
+      },
+      handedOver: ({ context }: { context: unknown }, params: HandOver) => {
+        tellPresence(fx, handOverChanges(context as CallContext, params))
       },
       placeConsultation: ({ context }: { context: unknown }, params: ConsultationRequest) => {
         const input = (context as { input: CallActorInput }).input
@@ -273,6 +278,19 @@ export function createCallKind(opts: CallKindOptions) {
     })
   }
   return { kind }
+}
+
+/**
+ * The presence changes of a step, told to the users' presence actors: a start spawns
+ * the actor (carrying the change) as presence actors are created lazily; a release
+ * needs no spawn, the start it undoes was written by an earlier step.
+ */
+function tellPresence(fx: Effects, changes: CallPresenceChange[]) {
+  for (const p of changes) {
+    const m = presenceMessages(p.user_id, { type: p.type, call_id: p.call_id }, p.at)
+    if (p.type === 'CALL_STARTED') fx.spawnActor(PRESENCE_KIND, p.user_id, m.input)
+    fx.tell(PRESENCE_KIND, p.user_id, m.event)
+  }
 }
 
 /**

@@ -7,6 +7,9 @@
  *               user), from call.initiated, while their phone dials and talks;
  *               the user who took the call (the connected answering user), from
  *               call.answered; a voicemail or greeting answering connects nobody;
+ *   handed over a completed warm transfer puts its target on the held call and lets
+ *               the users who held it go (the call actor tells those changes when
+ *               the call resumes: machines/call `handedOver`);
  *   released    when the call reaches a final state: call.end, or call.transfer of a
  *               warm transfer's consultation call (its last event). A blind transfer
  *               ends the transferring call with call.end; the new leg is a call of
@@ -14,7 +17,7 @@
  * A release names every user the call can have started (removing a call id that is
  * not there is harmless), so every call that ends clears the user's on_call.
  */
-import type { CallContext, CallEmitted } from '../../machines/call'
+import { type CallContext, type CallEmitted, usersOnCall } from '../../machines/call'
 
 export interface CallPresenceChange {
   user_id: string
@@ -47,6 +50,14 @@ export function callPresenceChanges(ev: CallEmitted, c: CallContext): CallPresen
 }
 
 function released(c: CallContext, at: string): CallPresenceChange[] {
-  const users = new Set([initiatingUser(c), c.answered_by].filter((u): u is string => !!u))
-  return [...users].map((user_id) => ({ user_id, type: 'CALL_ENDED' as const, call_id: c.input.call_id, at }))
+  return usersOnCall(c).map((user_id) => ({ user_id, type: 'CALL_ENDED' as const, call_id: c.input.call_id, at }))
+}
+
+/** A warm transfer's hand-over on the call it resumes: its target on the call, the users who held it off. */
+export function handOverChanges(c: CallContext, h: { to: string; from: string[]; at: string }): CallPresenceChange[] {
+  const callId = c.input.call_id
+  return [
+    { user_id: h.to, type: 'CALL_STARTED' as const, call_id: callId, at: h.at },
+    ...h.from.map((user_id) => ({ user_id, type: 'CALL_ENDED' as const, call_id: callId, at: h.at })),
+  ]
 }
