@@ -36,8 +36,9 @@ const t = await startTestService({ VOICE_CLOCK_SPEED: '200' }, { registeredDevic
 
 type Ctx = { key: string; account: string; alice: string; bob: string; number: string }
 
-async function sandbox(): Promise<Ctx> {
-  const a = await t.account()
+/** A sandbox account with two users, a number and extension 101; `key`: on that platform (each platform has its own sandbox numbers). */
+async function sandbox(key?: string): Promise<Ctx> {
+  const a = await t.account(key ? { key } : {})
   const c = { key: a.key, account: a.id }
   created.push(c)
   const alice = (await t.call('POST', '/v1/users', { ...c, body: { email: 'alice@example.com', name: 'Alice' } })).body.id
@@ -71,7 +72,8 @@ let other: Ctx
 
 beforeAll(async () => {
   c = await sandbox()
-  other = await sandbox()
+  // Another account of the same platform: its number is not ours.
+  other = await sandbox(c.key)
 })
 
 describe('POST /v1/calls: accepted', () => {
