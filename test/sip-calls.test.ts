@@ -22,6 +22,7 @@ import { until } from './support/polling'
 import { freePort } from './support/scratch-postgres'
 import { startTestService } from './support/service'
 import { startWebhookReceiver } from './support/webhook-receiver'
+import { withSipp } from './support/sip-phones'
 
 const sipp = Bun.which('sipp')
 const sox = Bun.which('sox')
@@ -202,223 +203,263 @@ if (!sipp || !sox)
   test.skip(`calls with real SIP peers (skipped: ${!sipp ? 'sipp is not installed; Debian package sip-tester' : 'sox is not installed'})`, () => {})
 
 describe.skipIf(!sipp || !sox)('internal calls between two sipp phones through the B2BUA', () => {
-  test('call the extension (digest), ring, answer, RTP both ways (transcoded), BYE: a completed, recorded internal call with its events', async () => {
-    const p = await twoLines({ record: true })
-    const answer = await p.registerCalleeWithSipp()
-    const answering = answer('answer.xml')
-    const calling = await p.dial('call-extension.xml', { echo: false })
-    expectBoth(calling, await answering)
+  test(
+    'call the extension (digest), ring, answer, RTP both ways (transcoded), BYE: a completed, recorded internal call with its events',
+    async () => {
+      const p = await twoLines({ record: true })
+      const answer = await p.registerCalleeWithSipp()
+      const answering = answer('answer.xml')
+      const calling = await p.dial('call-extension.xml', { echo: false })
+      expectBoth(calling, await answering)
 
-    const log = await p.endedCall()
-    expect(log).toMatchObject({ direction: 'internal', status: 'completed', from_number: p.caller.extension, to_number: p.callee.extension })
-    expect(log.answered_at).toBeTruthy()
-    expect(log.duration_seconds).toBeGreaterThanOrEqual(1)
-    const events = await p.eventsOf(log.id, 'recording.available')
-    expect(events.map((e) => e.type)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end', 'recording.available'])
-    expect(events[1].data.user_id).toBe(p.bob)
-    expect(events[2].data).toMatchObject({ user_id: p.bob })
-    expect(events[3].data).toMatchObject({ status: 'completed' })
+      const log = await p.endedCall()
+      expect(log).toMatchObject({ direction: 'internal', status: 'completed', from_number: p.caller.extension, to_number: p.callee.extension })
+      expect(log.answered_at).toBeTruthy()
+      expect(log.duration_seconds).toBeGreaterThanOrEqual(1)
+      const events = await p.eventsOf(log.id, 'recording.available')
+      expect(events.map((e) => e.type)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end', 'recording.available'])
+      expect(events[1].data.user_id).toBe(p.bob)
+      expect(events[2].data).toMatchObject({ user_id: p.bob })
+      expect(events[3].data).toMatchObject({ status: 'completed' })
 
-    const media = t.service.media!.b2bua.recentMedia().find((m) => m.call_id === log.id)
-    expect(media).toBeDefined()
-    // Each phone played its tone: the callee's A-law relayed to the caller as µ-law, the caller's the other way.
-    expect(media!.callee.packetsReceived).toBeGreaterThan(20)
-    expect(media!.caller.packetsSent).toBeGreaterThan(20)
-    expect(media!.caller.packetsReceived).toBeGreaterThan(20)
-    expect(media!.callee.packetsSent).toBeGreaterThan(20)
+      const media = t.service.media!.b2bua.recentMedia().find((m) => m.call_id === log.id)
+      expect(media).toBeDefined()
+      // Each phone played its tone: the callee's A-law relayed to the caller as µ-law, the caller's the other way.
+      expect(media!.callee.packetsReceived).toBeGreaterThan(20)
+      expect(media!.caller.packetsSent).toBeGreaterThan(20)
+      expect(media!.caller.packetsReceived).toBeGreaterThan(20)
+      expect(media!.callee.packetsSent).toBeGreaterThan(20)
 
-    // The recording is the call's audio, both directions: both tones in most of it, nothing at 2.5 kHz (not just a file of the right size).
-    const samples = await p.recordingOf(log.id)
-    expect(samples.length / 8000).toBeGreaterThan(1.5)
-    expect(share(toneWindows(samples, 1000))).toBeGreaterThan(0.6)
-    expect(share(toneWindows(samples, 400))).toBeGreaterThan(0.6)
-    expect(share(toneWindows(samples, 2500))).toBe(0)
-  }, 90_000)
+      // The recording is the call's audio, both directions: both tones in most of it, nothing at 2.5 kHz (not just a file of the right size).
+      const samples = await p.recordingOf(log.id)
+      expect(samples.length / 8000).toBeGreaterThan(1.5)
+      expect(share(toneWindows(samples, 1000))).toBeGreaterThan(0.6)
+      expect(share(toneWindows(samples, 400))).toBeGreaterThan(0.6)
+      expect(share(toneWindows(samples, 2500))).toBe(0)
+    },
+    withSipp(90_000),
+  )
 
-  test('a busy callee (486): the caller gets 486, the call ends busy', async () => {
-    const p = await twoLines()
-    const answer = await p.registerCalleeWithSipp()
-    const answering = answer('answer-busy.xml')
-    const calling = await p.dial('call-extension-busy.xml')
-    expectBoth(calling, await answering)
-    expect(await p.endedCall()).toMatchObject({ status: 'busy', answered_at: null })
-  }, 90_000)
+  test(
+    'a busy callee (486): the caller gets 486, the call ends busy',
+    async () => {
+      const p = await twoLines()
+      const answer = await p.registerCalleeWithSipp()
+      const answering = answer('answer-busy.xml')
+      const calling = await p.dial('call-extension-busy.xml')
+      expectBoth(calling, await answering)
+      expect(await p.endedCall()).toMatchObject({ status: 'busy', answered_at: null })
+    },
+    withSipp(90_000),
+  )
 
-  test('the caller gives up while it rings (CANCEL): the callee is cancelled too, the call ends no-answer', async () => {
-    const p = await twoLines()
-    const answer = await p.registerCalleeWithSipp()
-    const answering = answer('answer-ring.xml')
-    const calling = await p.dial('call-extension-cancel.xml')
-    expectBoth(calling, await answering)
-    const log = await p.endedCall()
-    expect(log).toMatchObject({ status: 'no-answer', answered_at: null })
-    expect((await p.eventsOf(log.id)).map((e) => e.type)).toEqual(['call.initiated', 'call.ringing', 'call.end'])
-  }, 90_000)
+  test(
+    'the caller gives up while it rings (CANCEL): the callee is cancelled too, the call ends no-answer',
+    async () => {
+      const p = await twoLines()
+      const answer = await p.registerCalleeWithSipp()
+      const answering = answer('answer-ring.xml')
+      const calling = await p.dial('call-extension-cancel.xml')
+      expectBoth(calling, await answering)
+      const log = await p.endedCall()
+      expect(log).toMatchObject({ status: 'no-answer', answered_at: null })
+      expect((await p.eventsOf(log.id)).map((e) => e.type)).toEqual(['call.initiated', 'call.ringing', 'call.end'])
+    },
+    withSipp(90_000),
+  )
 
-  test('hung up through the API (POST /v1/calls/{id}): both phones get a BYE', async () => {
-    const p = await twoLines()
-    const answer = await p.registerCalleeWithSipp()
-    const answering = answer('answer.xml')
-    const calling = p.dial('call-extension-wait-bye.xml')
-    const id = await until('the call answered', async () => {
-      const call = (await t.call('GET', '/v1/calls', p.c)).body.data?.[0]
-      return call?.answered_at ? (call.id as string) : undefined
-    })
-    const hangup = await t.call('POST', `/v1/calls/${id}`, { ...p.c, body: { action: 'hangup' } })
-    expect(hangup.status).toBe(202)
-    expectBoth(await calling, await answering)
-    expect(await p.endedCall()).toMatchObject({ id, status: 'completed' })
-    expect(t.service.media!.b2bua.activeCalls).toBe(0)
-  }, 90_000)
+  test(
+    'hung up through the API (POST /v1/calls/{id}): both phones get a BYE',
+    async () => {
+      const p = await twoLines()
+      const answer = await p.registerCalleeWithSipp()
+      const answering = answer('answer.xml')
+      const calling = p.dial('call-extension-wait-bye.xml')
+      const id = await until('the call answered', async () => {
+        const call = (await t.call('GET', '/v1/calls', p.c)).body.data?.[0]
+        return call?.answered_at ? (call.id as string) : undefined
+      })
+      const hangup = await t.call('POST', `/v1/calls/${id}`, { ...p.c, body: { action: 'hangup' } })
+      expect(hangup.status).toBe(202)
+      expectBoth(await calling, await answering)
+      expect(await p.endedCall()).toMatchObject({ id, status: 'completed' })
+      expect(t.service.media!.b2bua.activeCalls).toBe(0)
+    },
+    withSipp(90_000),
+  )
 })
 
 describe.skipIf(!sipp || !sox)('voicemail of a real call', () => {
-  test('the callee has no registered phone: voicemail answers, greets, records the message; the call ends voicemail with voicemail.new', async () => {
-    const p = await twoLines()
-    const calling = await p.dial('call-leave-message.xml', { echo: false })
-    if (calling.exitCode !== 0) console.log(calling.output)
-    expect(calling.exitCode).toBe(0)
-    const log = await p.endedCall()
-    expect(log).toMatchObject({ direction: 'internal', status: 'voicemail', connected_at: null })
-    expect(log.answered_at).toBeTruthy()
-    const events = await p.eventsOf(log.id, 'voicemail.new')
-    expect(events.map((e) => e.type)).toEqual(['call.initiated', 'call.answered', 'call.end', 'voicemail.new'])
-    // The message runs from the beep to the BYE: the 4 s of the call less the default greeting (about 1.3 s).
-    const message = events[3].data
-    expect(message).toMatchObject({ user_id: p.bob, call_id: log.id, from_number: p.caller.extension })
-    expect(message.duration_seconds).toBeGreaterThanOrEqual(2)
-    expect(message.duration_seconds).toBeLessThanOrEqual(4)
-    const box = await t.call('GET', `/v1/voicemails/${message.voicemail_id}`, p.c)
-    expect(box.body).toMatchObject({ owner: p.bob, call_id: log.id, duration_seconds: message.duration_seconds })
-  }, 60_000)
+  test(
+    'the callee has no registered phone: voicemail answers, greets, records the message; the call ends voicemail with voicemail.new',
+    async () => {
+      const p = await twoLines()
+      const calling = await p.dial('call-leave-message.xml', { echo: false })
+      if (calling.exitCode !== 0) console.log(calling.output)
+      expect(calling.exitCode).toBe(0)
+      const log = await p.endedCall()
+      expect(log).toMatchObject({ direction: 'internal', status: 'voicemail', connected_at: null })
+      expect(log.answered_at).toBeTruthy()
+      const events = await p.eventsOf(log.id, 'voicemail.new')
+      expect(events.map((e) => e.type)).toEqual(['call.initiated', 'call.answered', 'call.end', 'voicemail.new'])
+      // The message runs from the beep to the BYE: the 4 s of the call less the default greeting (about 1.3 s).
+      const message = events[3].data
+      expect(message).toMatchObject({ user_id: p.bob, call_id: log.id, from_number: p.caller.extension })
+      expect(message.duration_seconds).toBeGreaterThanOrEqual(2)
+      expect(message.duration_seconds).toBeLessThanOrEqual(4)
+      const box = await t.call('GET', `/v1/voicemails/${message.voicemail_id}`, p.c)
+      expect(box.body).toMatchObject({ owner: p.bob, call_id: log.id, duration_seconds: message.duration_seconds })
+    },
+    withSipp(60_000),
+  )
 })
 
 describe.skipIf(!sipp || !sox)('click-to-call (POST /v1/calls) rings real phones', () => {
-  test('the user’s phone rings first (no call.ringing for it), then the extension dialled; a hang-up through the API ends both', async () => {
-    const p = await twoLines()
-    const callerPhone = await p.registerCallerWithSipp()
-    const calleePhone = await p.registerCalleeWithSipp()
-    const userAnswers = callerPhone('answer.xml')
-    const calleeAnswers = calleePhone('answer.xml')
-    const placed = await t.call('POST', '/v1/calls', { ...p.c, body: { user: p.alice, dial_string: p.callee.extension } })
-    expect(placed.status).toBe(202)
-    const id = await until('the destination answered', async () => {
-      const call = (await t.call('GET', '/v1/calls', p.c)).body.data?.[0]
-      return call?.answered_at ? (call.id as string) : undefined
-    })
-    expect((await t.call('POST', `/v1/calls/${id}`, { ...p.c, body: { action: 'hangup' } })).status).toBe(202)
-    expectBoth(await userAnswers, await calleeAnswers)
-    const log = await p.endedCall()
-    expect(log).toMatchObject({
-      id,
-      direction: 'internal',
-      status: 'completed',
-      user_id: p.bob,
-      from_number: p.caller.extension,
-      to_number: p.callee.extension,
-    })
-    const all = await p.eventsOf(id)
-    expect(all.filter((e) => e.type === 'call.command_succeeded').map((e) => e.data.command)).toEqual(['hangup'])
-    const events = all.filter((e) => e.type !== 'call.command_succeeded')
-    expect(events.map((e) => e.type)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
-    expect(events[0].data).toMatchObject({ user_id: p.alice })
-    expect(events[1].data.user_id).toBe(p.bob)
-  }, 90_000)
+  test(
+    'the user’s phone rings first (no call.ringing for it), then the extension dialled; a hang-up through the API ends both',
+    async () => {
+      const p = await twoLines()
+      const callerPhone = await p.registerCallerWithSipp()
+      const calleePhone = await p.registerCalleeWithSipp()
+      const userAnswers = callerPhone('answer.xml')
+      const calleeAnswers = calleePhone('answer.xml')
+      const placed = await t.call('POST', '/v1/calls', { ...p.c, body: { user: p.alice, dial_string: p.callee.extension } })
+      expect(placed.status).toBe(202)
+      const id = await until('the destination answered', async () => {
+        const call = (await t.call('GET', '/v1/calls', p.c)).body.data?.[0]
+        return call?.answered_at ? (call.id as string) : undefined
+      })
+      expect((await t.call('POST', `/v1/calls/${id}`, { ...p.c, body: { action: 'hangup' } })).status).toBe(202)
+      expectBoth(await userAnswers, await calleeAnswers)
+      const log = await p.endedCall()
+      expect(log).toMatchObject({
+        id,
+        direction: 'internal',
+        status: 'completed',
+        user_id: p.bob,
+        from_number: p.caller.extension,
+        to_number: p.callee.extension,
+      })
+      const all = await p.eventsOf(id)
+      expect(all.filter((e) => e.type === 'call.command_succeeded').map((e) => e.data.command)).toEqual(['hangup'])
+      const events = all.filter((e) => e.type !== 'call.command_succeeded')
+      expect(events.map((e) => e.type)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
+      expect(events[0].data).toMatchObject({ user_id: p.alice })
+      expect(events[1].data.user_id).toBe(p.bob)
+    },
+    withSipp(90_000),
+  )
 
-  test('a public number from a sandbox account: the user’s phone hears the special information tone and a BYE; no call.* event', async () => {
-    const p = await twoLines()
-    const callerPhone = await p.registerCallerWithSipp()
-    const userAnswers = callerPhone('answer.xml')
-    const placed = await t.call('POST', '/v1/calls', { ...p.c, body: { user: p.alice, dial_string: '+15551234567' } })
-    expect(placed.status).toBe(202)
-    const answered = await userAnswers
-    if (answered.exitCode !== 0) console.log(answered.output)
-    expect(answered.exitCode).toBe(0)
-    expect((await t.call('GET', '/v1/calls', p.c)).body.data).toEqual([])
-  }, 90_000)
+  test(
+    'a public number from a sandbox account: the user’s phone hears the special information tone and a BYE; no call.* event',
+    async () => {
+      const p = await twoLines()
+      const callerPhone = await p.registerCallerWithSipp()
+      const userAnswers = callerPhone('answer.xml')
+      const placed = await t.call('POST', '/v1/calls', { ...p.c, body: { user: p.alice, dial_string: '+15551234567' } })
+      expect(placed.status).toBe(202)
+      const answered = await userAnswers
+      if (answered.exitCode !== 0) console.log(answered.output)
+      expect(answered.exitCode).toBe(0)
+      expect((await t.call('GET', '/v1/calls', p.c)).body.data).toEqual([])
+    },
+    withSipp(90_000),
+  )
 })
 
 describe.skipIf(!sipp || !sox)('a phone calling out in the sandbox: the simulator is the far end', () => {
-  test('a magic busy number: 486 to the phone, the call ends busy', async () => {
-    const p = await twoLines()
-    const calling = await p.dial('call-extension-busy.xml', { to: '+15005550102' })
-    if (calling.exitCode !== 0) console.log(calling.output)
-    expect(calling.exitCode).toBe(0)
-    expect(await p.endedCall()).toMatchObject({ direction: 'outbound', status: 'busy', to_number: '+15005550102', user_id: p.alice })
-  }, 60_000)
+  test(
+    'a magic busy number: 486 to the phone, the call ends busy',
+    async () => {
+      const p = await twoLines()
+      const calling = await p.dial('call-extension-busy.xml', { to: '+15005550102' })
+      if (calling.exitCode !== 0) console.log(calling.output)
+      expect(calling.exitCode).toBe(0)
+      expect(await p.endedCall()).toMatchObject({ direction: 'outbound', status: 'busy', to_number: '+15005550102', user_id: p.alice })
+    },
+    withSipp(60_000),
+  )
 
-  test('933: an emergency call, answered by the simulator (its voice relayed to the phone), with call.emergency', async () => {
-    const p = await twoLines()
-    const calling = await p.dial('call-extension.xml', { to: '933', echo: false })
-    if (calling.exitCode !== 0) console.log(calling.output)
-    expect(calling.exitCode).toBe(0)
-    const log = await p.endedCall()
-    expect(log).toMatchObject({ direction: 'outbound', status: 'completed', to_number: '933' })
-    const events = await p.eventsOf(log.id)
-    expect(events.map((e) => e.type)).toEqual(['call.initiated', 'call.emergency', 'call.ringing', 'call.answered', 'call.end'])
-    expect(events[1].data).toMatchObject({ call_id: log.id, to_number: '933', user_id: p.alice, e911_provisioned: false })
-    expect(events[2].data.user_id).toBeUndefined()
-    const media = t.service.media!.b2bua.recentMedia().find((m) => m.call_id === log.id)
-    // The far end's voice went to the phone; the phone's tone came in.
-    expect(media!.caller.packetsSent).toBeGreaterThan(20)
-    expect(media!.caller.packetsReceived).toBeGreaterThan(20)
-  }, 60_000)
+  test(
+    '933: an emergency call, answered by the simulator (its voice relayed to the phone), with call.emergency',
+    async () => {
+      const p = await twoLines()
+      const calling = await p.dial('call-extension.xml', { to: '933', echo: false })
+      if (calling.exitCode !== 0) console.log(calling.output)
+      expect(calling.exitCode).toBe(0)
+      const log = await p.endedCall()
+      expect(log).toMatchObject({ direction: 'outbound', status: 'completed', to_number: '933' })
+      const events = await p.eventsOf(log.id)
+      expect(events.map((e) => e.type)).toEqual(['call.initiated', 'call.emergency', 'call.ringing', 'call.answered', 'call.end'])
+      expect(events[1].data).toMatchObject({ call_id: log.id, to_number: '933', user_id: p.alice, e911_provisioned: false })
+      expect(events[2].data.user_id).toBeUndefined()
+      const media = t.service.media!.b2bua.recentMedia().find((m) => m.call_id === log.id)
+      // The far end's voice went to the phone; the phone's tone came in.
+      expect(media!.caller.packetsSent).toBeGreaterThan(20)
+      expect(media!.caller.packetsReceived).toBeGreaterThan(20)
+    },
+    withSipp(60_000),
+  )
 })
 
 if (!sipp || !sox || !baresip)
   test.skip(`a call to baresip (skipped: ${!baresip ? 'baresip is not installed (Debian package baresip)' : !sipp ? 'sipp is not installed' : 'sox is not installed'})`, () => {})
 
 describe.skipIf(!sipp || !sox || !baresip)('baresip as a real phone', () => {
-  test('registers with the API credentials, answers by itself, plays a WAV: the recording holds that audio', async () => {
-    const p = await twoLines({ record: true })
-    // A 1 kHz tone, 0.5 s on and 0.5 s off: the recording must show both, not a constant.
-    const folder = join(work, `baresip-${crypto.randomUUID()}`)
-    mkdirSync(folder)
-    const wav = join(folder, 'pulses.wav')
-    const made = Bun.spawnSync([sox!, '-n', '-r', '8000', '-c', '1', '-b', '16', wav, 'synth', '0.5', 'sine', '1000', 'pad', '0', '0.5', 'repeat', '5'])
-    expect(made.exitCode).toBe(0)
-    const a = p.callee.account
-    writeFileSync(
-      join(folder, 'config'),
-      [
-        'poll_method epoll',
-        `sip_listen 127.0.0.1:${await freePort()}`,
-        'audio_player aubridge,nil',
-        'audio_alert aubridge,nil',
-        `audio_source aufile,${wav}`,
-        'module_path /usr/lib/baresip/modules',
-        'module g711.so',
-        'module aufile.so',
-        'module aubridge.so',
-        'module_app account.so',
-        'module_app menu.so',
-        '',
-      ].join('\n'),
-    )
-    writeFileSync(
-      join(folder, 'accounts'),
-      `<sip:${a.username}@${a.domain}>;auth_pass=${a.password};outbound="sip:127.0.0.1:${t.service.sip!.udpPort}";regint=600;answermode=auto;audio_codecs=PCMU,PCMA\n`,
-    )
-    const phone = Bun.spawn([baresip!, '-s', '-f', folder, '-t', '60'], { cwd: folder, stdout: 'pipe', stderr: 'pipe' })
-    try {
-      await p.calleeAvailable()
-      const calling = await p.dial('call-extension.xml', { echo: false })
-      if (calling.exitCode !== 0) console.log(calling.output)
-      expect(calling.exitCode).toBe(0)
-      const log = await p.endedCall()
-      expect(log).toMatchObject({ status: 'completed', to_number: p.callee.extension })
-      await p.eventsOf(log.id, 'recording.available')
-      const windows = toneWindows(await p.recordingOf(log.id), 1000)
-      // About half the windows carry the pulses and about half do not: they came through as played.
-      expect(share(windows)).toBeGreaterThan(0.25)
-      expect(share(windows)).toBeLessThan(0.75)
-    } catch (e) {
-      phone.kill()
-      console.log(await new Response(phone.stdout).text(), await new Response(phone.stderr).text())
-      throw e
-    } finally {
-      phone.kill()
-      await phone.exited
-    }
-  }, 90_000)
+  test(
+    'registers with the API credentials, answers by itself, plays a WAV: the recording holds that audio',
+    async () => {
+      const p = await twoLines({ record: true })
+      // A 1 kHz tone, 0.5 s on and 0.5 s off: the recording must show both, not a constant.
+      const folder = join(work, `baresip-${crypto.randomUUID()}`)
+      mkdirSync(folder)
+      const wav = join(folder, 'pulses.wav')
+      const made = Bun.spawnSync([sox!, '-n', '-r', '8000', '-c', '1', '-b', '16', wav, 'synth', '0.5', 'sine', '1000', 'pad', '0', '0.5', 'repeat', '5'])
+      expect(made.exitCode).toBe(0)
+      const a = p.callee.account
+      writeFileSync(
+        join(folder, 'config'),
+        [
+          'poll_method epoll',
+          `sip_listen 127.0.0.1:${await freePort()}`,
+          'audio_player aubridge,nil',
+          'audio_alert aubridge,nil',
+          `audio_source aufile,${wav}`,
+          'module_path /usr/lib/baresip/modules',
+          'module g711.so',
+          'module aufile.so',
+          'module aubridge.so',
+          'module_app account.so',
+          'module_app menu.so',
+          '',
+        ].join('\n'),
+      )
+      writeFileSync(
+        join(folder, 'accounts'),
+        `<sip:${a.username}@${a.domain}>;auth_pass=${a.password};outbound="sip:127.0.0.1:${t.service.sip!.udpPort}";regint=600;answermode=auto;audio_codecs=PCMU,PCMA\n`,
+      )
+      const phone = Bun.spawn([baresip!, '-s', '-f', folder, '-t', '60'], { cwd: folder, stdout: 'pipe', stderr: 'pipe' })
+      try {
+        await p.calleeAvailable()
+        const calling = await p.dial('call-extension.xml', { echo: false })
+        if (calling.exitCode !== 0) console.log(calling.output)
+        expect(calling.exitCode).toBe(0)
+        const log = await p.endedCall()
+        expect(log).toMatchObject({ status: 'completed', to_number: p.callee.extension })
+        await p.eventsOf(log.id, 'recording.available')
+        const windows = toneWindows(await p.recordingOf(log.id), 1000)
+        // About half the windows carry the pulses and about half do not: they came through as played.
+        expect(share(windows)).toBeGreaterThan(0.25)
+        expect(share(windows)).toBeLessThan(0.75)
+      } catch (e) {
+        phone.kill()
+        console.log(await new Response(phone.stdout).text(), await new Response(phone.stderr).text())
+        throw e
+      } finally {
+        phone.kill()
+        await phone.exited
+      }
+    },
+    withSipp(90_000),
+  )
 })

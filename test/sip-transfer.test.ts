@@ -18,7 +18,7 @@ import fc from 'fast-check'
 import { parseReferTo } from '../media/sip/refer'
 import { until } from './support/polling'
 import { startTestService } from './support/service'
-import { expectAllPassed, sipAccount, sipWorkFolder, sipp, sox } from './support/sip-phones'
+import { expectAllPassed, sipAccount, sipWorkFolder, sipp, sox, withSipp } from './support/sip-phones'
 
 const t = await startTestService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' })
 const work = sipWorkFolder('sip-transfer-')
@@ -43,115 +43,131 @@ if (!sipp || !sox)
   test.skip(`transfers of real calls (skipped: ${!sipp ? 'sipp is not installed; Debian package sip-tester' : 'sox is not installed'})`, () => {})
 
 describe.skipIf(!sipp || !sox)('blind transfer of a real call', () => {
-  test('REFER from the called phone: 202, NOTIFY 100 then 200 (sipfrag), the transferor released; the caller talks to the target in a new call', async () => {
-    const p = await threePhones()
-    const bobRefers = p.bobPhone('answer-refer.xml', [p.carol.extension, p.bob.account.domain])
-    const carolAnswers = p.carolPhone('answer-talk-bye.xml')
-    const aliceCalls = p.alice.dial('call-extension-wait-bye.xml', p.bob.extension)
-    expectAllPassed(await aliceCalls, await bobRefers, await carolAnswers)
+  test(
+    'REFER from the called phone: 202, NOTIFY 100 then 200 (sipfrag), the transferor released; the caller talks to the target in a new call',
+    async () => {
+      const p = await threePhones()
+      const bobRefers = p.bobPhone('answer-refer.xml', [p.carol.extension, p.bob.account.domain])
+      const carolAnswers = p.carolPhone('answer-talk-bye.xml')
+      const aliceCalls = p.alice.dial('call-extension-wait-bye.xml', p.bob.extension)
+      expectAllPassed(await aliceCalls, await bobRefers, await carolAnswers)
 
-    const original = await until('the transferred call ended', async () => (await p.a.calls()).find((c) => c.to_number === p.bob.extension && c.status))
-    const placed = await p.carolsCall()
-    expect(original).toMatchObject({ status: 'completed', direction: 'internal', from_number: p.alice.extension })
-    expect(placed).toMatchObject({ status: 'completed', direction: 'internal', from_number: p.alice.extension, related_call: original.id })
-    expect(placed.answered_at).toBeTruthy()
+      const original = await until('the transferred call ended', async () => (await p.a.calls()).find((c) => c.to_number === p.bob.extension && c.status))
+      const placed = await p.carolsCall()
+      expect(original).toMatchObject({ status: 'completed', direction: 'internal', from_number: p.alice.extension })
+      expect(placed).toMatchObject({ status: 'completed', direction: 'internal', from_number: p.alice.extension, related_call: original.id })
+      expect(placed.answered_at).toBeTruthy()
 
-    const before = await p.a.eventsOf(original.id)
-    expect(types(before)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.transfer', 'call.end'])
-    expect(before[3].data).toMatchObject({ transferred_to: p.carol.user, transferred_by: p.bob.user, related_call: placed.id })
-    expect(before[4].data).toMatchObject({ status: 'completed' })
-    const after = await p.a.eventsOf(placed.id)
-    // No call.emergency and a full set of its own (spec rule 6): Carol's phone rang and took it.
-    expect(types(after)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
-    expect(after[0].data).toMatchObject({ direction: 'internal', user_id: p.bob.user, from_user_id: p.bob.user })
-    expect(after[1].data.user_id).toBe(p.carol.user)
-    expect(after[2].data).toMatchObject({ user_id: p.carol.user })
+      const before = await p.a.eventsOf(original.id)
+      expect(types(before)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.transfer', 'call.end'])
+      expect(before[3].data).toMatchObject({ transferred_to: p.carol.user, transferred_by: p.bob.user, related_call: placed.id })
+      expect(before[4].data).toMatchObject({ status: 'completed' })
+      const after = await p.a.eventsOf(placed.id)
+      // No call.emergency and a full set of its own (spec rule 6): Carol's phone rang and took it.
+      expect(types(after)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
+      expect(after[0].data).toMatchObject({ direction: 'internal', user_id: p.bob.user, from_user_id: p.bob.user })
+      expect(after[1].data.user_id).toBe(p.carol.user)
+      expect(after[2].data).toMatchObject({ user_id: p.carol.user })
 
-    // The new call's own media: Carol's tone reached Alice's leg, Alice's echo reached Carol's.
-    const media = t.service.media!.b2bua.recentMedia().find((m) => m.call_id === placed.id)
-    expect(media).toBeDefined()
-    expect(media!.callee.packetsReceived).toBeGreaterThan(20)
-    expect(media!.caller.packetsSent).toBeGreaterThan(20)
-    expect(media!.callee.packetsSent).toBeGreaterThan(20)
-    expect(t.service.media!.b2bua.activeCalls).toBe(0)
-  }, 120_000)
+      // The new call's own media: Carol's tone reached Alice's leg, Alice's echo reached Carol's.
+      const media = t.service.media!.b2bua.recentMedia().find((m) => m.call_id === placed.id)
+      expect(media).toBeDefined()
+      expect(media!.callee.packetsReceived).toBeGreaterThan(20)
+      expect(media!.caller.packetsSent).toBeGreaterThan(20)
+      expect(media!.callee.packetsSent).toBeGreaterThan(20)
+      expect(t.service.media!.b2bua.activeCalls).toBe(0)
+    },
+    withSipp(120_000),
+  )
 
-  test('from the API (POST /v1/calls/{id}): the call’s user (the caller) is released with a BYE, the called phone is connected to the target', async () => {
-    const p = await threePhones()
-    const bobAnswers = p.bobPhone('answer.xml')
-    const carolAnswers = p.carolPhone('answer-talk-bye.xml')
-    const aliceCalls = p.alice.dial('call-extension-wait-bye.xml', p.bob.extension)
-    const id = await p.answeredCall()
-    const transfer = await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'transfer', to: p.carol.user, mode: 'blind' } })
-    expect(transfer.status).toBe(202)
-    expectAllPassed(await aliceCalls, await bobAnswers, await carolAnswers)
+  test(
+    'from the API (POST /v1/calls/{id}): the call’s user (the caller) is released with a BYE, the called phone is connected to the target',
+    async () => {
+      const p = await threePhones()
+      const bobAnswers = p.bobPhone('answer.xml')
+      const carolAnswers = p.carolPhone('answer-talk-bye.xml')
+      const aliceCalls = p.alice.dial('call-extension-wait-bye.xml', p.bob.extension)
+      const id = await p.answeredCall()
+      const transfer = await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'transfer', to: p.carol.user, mode: 'blind' } })
+      expect(transfer.status).toBe(202)
+      expectAllPassed(await aliceCalls, await bobAnswers, await carolAnswers)
 
-    const placed = await p.carolsCall()
-    expect(placed).toMatchObject({ status: 'completed', related_call: id, from_number: p.bob.extension })
-    const before = await p.a.eventsOf(id)
-    expect(types(before)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.transfer', 'call.end'])
-    expect(before.find((e) => e.type === 'call.command_succeeded')?.data).toMatchObject({ command: 'transfer' })
-    expect(before.find((e) => e.type === 'call.transfer').data).toMatchObject({
-      transferred_to: p.carol.user,
-      transferred_by: p.alice.user,
-      related_call: placed.id,
-    })
-    const after = await p.a.eventsOf(placed.id)
-    expect(types(after)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
-    expect(after[1].data.user_id).toBe(p.carol.user)
+      const placed = await p.carolsCall()
+      expect(placed).toMatchObject({ status: 'completed', related_call: id, from_number: p.bob.extension })
+      const before = await p.a.eventsOf(id)
+      expect(types(before)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.transfer', 'call.end'])
+      expect(before.find((e) => e.type === 'call.command_succeeded')?.data).toMatchObject({ command: 'transfer' })
+      expect(before.find((e) => e.type === 'call.transfer').data).toMatchObject({
+        transferred_to: p.carol.user,
+        transferred_by: p.alice.user,
+        related_call: placed.id,
+      })
+      const after = await p.a.eventsOf(placed.id)
+      expect(types(after)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
+      expect(after[1].data.user_id).toBe(p.carol.user)
 
-    // Bob (now the caller of the new call) and Carol heard each other: each one's tone went to the other.
-    const media = t.service.media!.b2bua.recentMedia().find((m) => m.call_id === placed.id)
-    expect(media).toBeDefined()
-    expect(media!.caller.packetsReceived).toBeGreaterThan(20)
-    expect(media!.callee.packetsReceived).toBeGreaterThan(20)
-    expect(media!.caller.packetsSent).toBeGreaterThan(20)
-    expect(media!.callee.packetsSent).toBeGreaterThan(20)
-    expect(t.service.media!.b2bua.activeCalls).toBe(0)
-  }, 120_000)
-  test('from the API to a public number in the sandbox: the called phone talks to the simulated far end, a new outbound call', async () => {
-    const p = await threePhones()
-    const bobAnswers = p.bobPhone('answer.xml')
-    const aliceCalls = p.alice.dial('call-extension-wait-bye.xml', p.bob.extension)
-    const id = await p.answeredCall()
-    const to = '+15551230042'
-    expect((await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'transfer', to, mode: 'blind' } })).status).toBe(202)
-    // The far end answers after 5 s and hangs up after 10 s of talk (the simulator's default): Bob gets its BYE.
-    expectAllPassed(await aliceCalls, await bobAnswers)
-    const placed = await until('the call to the number ended', async () => (await p.a.calls()).find((c) => c.to_number === to && c.status), 40_000)
-    expect(placed).toMatchObject({ direction: 'outbound', status: 'completed', related_call: id, user_id: p.alice.user })
-    const after = await p.a.eventsOf(placed.id)
-    expect(types(after)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
-    expect(after[1].data.user_id).toBeUndefined()
-    const media = t.service.media!.b2bua.recentMedia().find((m) => m.call_id === placed.id)
-    // The far end's voice went to Bob's phone, and Bob's tone came in.
-    expect(media!.caller.packetsSent).toBeGreaterThan(20)
-    expect(media!.caller.packetsReceived).toBeGreaterThan(20)
-  }, 120_000)
+      // Bob (now the caller of the new call) and Carol heard each other: each one's tone went to the other.
+      const media = t.service.media!.b2bua.recentMedia().find((m) => m.call_id === placed.id)
+      expect(media).toBeDefined()
+      expect(media!.caller.packetsReceived).toBeGreaterThan(20)
+      expect(media!.callee.packetsReceived).toBeGreaterThan(20)
+      expect(media!.caller.packetsSent).toBeGreaterThan(20)
+      expect(media!.callee.packetsSent).toBeGreaterThan(20)
+      expect(t.service.media!.b2bua.activeCalls).toBe(0)
+    },
+    withSipp(120_000),
+  )
+  test(
+    'from the API to a public number in the sandbox: the called phone talks to the simulated far end, a new outbound call',
+    async () => {
+      const p = await threePhones()
+      const bobAnswers = p.bobPhone('answer.xml')
+      const aliceCalls = p.alice.dial('call-extension-wait-bye.xml', p.bob.extension)
+      const id = await p.answeredCall()
+      const to = '+15551230042'
+      expect((await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'transfer', to, mode: 'blind' } })).status).toBe(202)
+      // The far end answers after 5 s and hangs up after 10 s of talk (the simulator's default): Bob gets its BYE.
+      expectAllPassed(await aliceCalls, await bobAnswers)
+      const placed = await until('the call to the number ended', async () => (await p.a.calls()).find((c) => c.to_number === to && c.status), 40_000)
+      expect(placed).toMatchObject({ direction: 'outbound', status: 'completed', related_call: id, user_id: p.alice.user })
+      const after = await p.a.eventsOf(placed.id)
+      expect(types(after)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
+      expect(after[1].data.user_id).toBeUndefined()
+      const media = t.service.media!.b2bua.recentMedia().find((m) => m.call_id === placed.id)
+      // The far end's voice went to Bob's phone, and Bob's tone came in.
+      expect(media!.caller.packetsSent).toBeGreaterThan(20)
+      expect(media!.caller.packetsReceived).toBeGreaterThan(20)
+    },
+    withSipp(120_000),
+  )
 })
 
 describe.skipIf(!sipp || !sox)('hold and resume of a real call from the API', () => {
-  test('hold: re-INVITE sendonly to the other party and inactive to the user’s phone; resume: sendrecv to both; the call ends normally', async () => {
-    const p = await threePhones()
-    const bobAnswers = p.bobPhone('answer-hold.xml')
-    const aliceCalls = p.alice.dial('call-extension-hold.xml', p.bob.extension)
-    const id = await p.answeredCall()
-    const succeeded = async (command: string) =>
-      until(`${command} taken`, async () =>
-        (await p.a.events()).some((e) => e.type === 'call.command_succeeded' && e.data.call_id === id && e.data.command === command),
-      )
-    expect((await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'hold' } })).status).toBe(202)
-    await succeeded('hold')
-    // The machine holds it: a second hold is refused, as for a simulated call.
-    expect((await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'hold' } })).status).toBe(409)
-    expect((await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'resume' } })).status).toBe(202)
-    await succeeded('resume')
-    expect((await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'hangup' } })).status).toBe(202)
-    expectAllPassed(await aliceCalls, await bobAnswers)
-    const events = await p.a.eventsOf(id)
-    expect(types(events)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
-    expect(events.filter((e) => e.type === 'call.command_succeeded').map((e) => e.data.command)).toEqual(['hold', 'resume', 'hangup'])
-  }, 120_000)
+  test(
+    'hold: re-INVITE sendonly to the other party and inactive to the user’s phone; resume: sendrecv to both; the call ends normally',
+    async () => {
+      const p = await threePhones()
+      const bobAnswers = p.bobPhone('answer-hold.xml')
+      const aliceCalls = p.alice.dial('call-extension-hold.xml', p.bob.extension)
+      const id = await p.answeredCall()
+      const succeeded = async (command: string) =>
+        until(`${command} taken`, async () =>
+          (await p.a.events()).some((e) => e.type === 'call.command_succeeded' && e.data.call_id === id && e.data.command === command),
+        )
+      expect((await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'hold' } })).status).toBe(202)
+      await succeeded('hold')
+      // The machine holds it: a second hold is refused, as for a simulated call.
+      expect((await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'hold' } })).status).toBe(409)
+      expect((await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'resume' } })).status).toBe(202)
+      await succeeded('resume')
+      expect((await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'hangup' } })).status).toBe(202)
+      expectAllPassed(await aliceCalls, await bobAnswers)
+      const events = await p.a.eventsOf(id)
+      expect(types(events)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
+      expect(events.filter((e) => e.type === 'call.command_succeeded').map((e) => e.data.command)).toEqual(['hold', 'resume', 'hangup'])
+    },
+    withSipp(120_000),
+  )
 })
 
 describe('REFER with garbage against the running server', () => {
@@ -182,22 +198,26 @@ describe('REFER with garbage against the running server', () => {
     }
   }
 
-  test('a Refer-To naming no SIP target is answered 400; a well-formed one outside any call 481; the server keeps answering', async () => {
-    expect(await statusOf(undefined)).toBe(400)
-    expect(await statusOf('<sip:1002@127.0.0.1>')).toBe(481)
-    await fc.assert(
-      fc.asyncProperty(
-        fc.oneof(
-          fc.string({ maxLength: 60 }).filter((s) => !/[\r\n]/.test(s) && s.trim() === s),
-          fc.stringMatching(/^<?(sip|sips|tel):[^\r\n@>]{0,12}@?[^\r\n>]{0,12}>?$/),
+  test(
+    'a Refer-To naming no SIP target is answered 400; a well-formed one outside any call 481; the server keeps answering',
+    async () => {
+      expect(await statusOf(undefined)).toBe(400)
+      expect(await statusOf('<sip:1002@127.0.0.1>')).toBe(481)
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(
+            fc.string({ maxLength: 60 }).filter((s) => !/[\r\n]/.test(s) && s.trim() === s),
+            fc.stringMatching(/^<?(sip|sips|tel):[^\r\n@>]{0,12}@?[^\r\n>]{0,12}>?$/),
+          ),
+          async (value) => {
+            const status = await statusOf(value)
+            // A header the SIP parser already refuses is a 400 too; nothing goes unanswered.
+            expect(status).toBe(parseReferTo(value) ? 481 : 400)
+          },
         ),
-        async (value) => {
-          const status = await statusOf(value)
-          // A header the SIP parser already refuses is a 400 too; nothing goes unanswered.
-          expect(status).toBe(parseReferTo(value) ? 481 : 400)
-        },
-      ),
-      { numRuns: 60 },
-    )
-  }, 120_000)
+        { numRuns: 60 },
+      )
+    },
+    withSipp(120_000),
+  )
 })
