@@ -166,6 +166,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
     })
   } else if (worker) actors = embeddedWorkers(actorDeps)
   const actorMessages = durableActorMessages(clock)
+  const writeDeviceTells = deviceTellWriter(clock)
   // The media role: SIP on SIP_HOST:SIP_PORT, RTP on RTP_PORT_MIN..MAX. Phones register
   // their lines here (the device actors hold the bindings, presence follows them) and
   // call each other through the B2BUA (a call actor per call, on any worker).
@@ -181,7 +182,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
         rtpPortMin: config.rtpPortMin,
         rtpPortMax: config.rtpPortMax,
         secret: secrets.sessionKey,
-        writeTells: deviceTellWriter(clock),
+        writeTells: writeDeviceTells,
         recordings: storage,
         callActors: sipCallActors({ db: database.db, clock, wake: actorClient ? (kind, id, rows) => actorClient.wake(kind, id, rows) : undefined }),
       })
@@ -192,7 +193,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
     db: database.db,
     config: { ...config, sipPort: sip?.udpPort ?? config.sipPort },
     clock,
-    actorMessages,
+    writeTells: writeDeviceTells,
     nonceKey: secrets.sessionKey,
     log,
   })
@@ -299,13 +300,13 @@ function phoneProvisioning(o: {
   db: Database['db']
   config: Config
   clock: Clock
-  actorMessages: ReturnType<typeof durableActorMessages>
+  writeTells: ReturnType<typeof deviceTellWriter>
   nonceKey: Uint8Array
   log: Logger
 }): (request: Request, clientAddress: string | null) => Promise<Response> {
   const addresses = new WeakMap<Request, string | null>()
   const handle = provisioningHandler({
-    ...provisioningDirectory({ db: o.db, config: o.config, actorMessages: o.actorMessages }),
+    ...provisioningDirectory({ db: o.db, config: o.config, writeTells: o.writeTells }),
     clock: o.clock,
     nonceKey: createHmac('sha256', o.nonceKey).update('provisioning digest nonces').digest(),
     clientAddress: (request) => addresses.get(request) ?? null,

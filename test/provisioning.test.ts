@@ -160,6 +160,33 @@ describe('a Yealink desk phone fetches its configuration', () => {
       'provisioned',
     ])
   }, 30_000) // five fetches and their events one after the other: more than the default 5 s on a busy machine
+
+  test('fetches at the same moment (written together, one step): one provisioning, every fetch in the history, the device row as after the last', async () => {
+    const { c, rx, base } = await setup()
+    const m = mac()
+    const phone = await f.deskphone(c, { mac_address: m, lines: [{ line_number: 1, label: 'Front desk' }] })
+    const path = `${base}${m.toLowerCase()}.cfg`
+    const answers = await Promise.all([1, 2, 3, 4].map(() => fetchAsPhone(path, YEALINK_UA(m), phone.provisioning_credentials)))
+    expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 200])
+    const events = (await rx.waitFor(5, { where: (w) => w.body?.data?.device === phone.id })).map((w) => w.body)
+    expect(events.map((e) => e.type).sort()).toEqual([
+      'device.config_fetched',
+      'device.config_fetched',
+      'device.config_fetched',
+      'device.config_fetched',
+      'device.provisioned',
+    ])
+    const history = await until('the provisioning history', async () => {
+      const h = (await t.call<any>('GET', `/v1/deskphones/${phone.id}/provisioning-events?limit=100`, c)).body.data as any[]
+      return h.length >= 5 ? h : undefined
+    })
+    expect(history.map((e) => e.type).sort()).toEqual(['config_fetched', 'config_fetched', 'config_fetched', 'config_fetched', 'provisioned'])
+    const device = (await t.call<any>('GET', `/v1/deskphones/${phone.id}`, c)).body
+    const fetchedAt = events.filter((e) => e.type === 'device.config_fetched').map((e) => e.data.fetched_at as string)
+    const provisioned = events.find((e) => e.type === 'device.provisioned')!
+    expect(device).toMatchObject({ status: 'synced', ip_address: '127.0.0.1', provisioned_at: provisioned.data.provisioned_at })
+    expect(device.last_fetched_at).toBe(fetchedAt.sort().at(-1))
+  }, 30_000)
 })
 
 describe('a Polycom phone fetches its configuration', () => {

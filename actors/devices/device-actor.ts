@@ -9,7 +9,7 @@
  */
 import type { DeviceContext, DeviceEmitted } from '../../machines/device'
 import type { Clock } from '../../src/clock'
-import { recordProvisioned } from '../../src/services/devices/provisioning-history'
+import { type ProvisioningRecord, recordProvisioned } from '../../src/services/devices/provisioning-history'
 import { defineActorKind, type Effects } from '../runtime/kinds'
 import { checkSyncActions, type NotifyCheckSync } from './check-sync'
 import { DEVICE_KIND, DEVICE_MACHINES, type DeviceActorInput } from './messages'
@@ -20,6 +20,9 @@ export interface DeviceKindOptions {
   /** Reaches the media role (a bus publish); unset: check-sync waits for the phone's next periodic fetch. */
   notifyCheckSync?: NotifyCheckSync
 }
+
+/** The device rows and history of every step of a transaction are written together (recordProvisioned). */
+const PROVISIONING_RECORDS = 'provisioningRecords'
 
 export function createDeviceKind(opts: DeviceKindOptions) {
   const kind = defineActorKind({
@@ -36,11 +39,12 @@ export function createDeviceKind(opts: DeviceKindOptions) {
           type: params.type,
           data: params.data as unknown as Record<string, unknown>,
         })
-        fx.write((tx) => recordProvisioned(tx, opts.clock, owner.accountId, params))
+        fx.batch(PROVISIONING_RECORDS, { accountId: owner.accountId, event: params } satisfies ProvisioningRecord)
       },
       ...(registrationActions(fx) as unknown as Record<string, (args: { context: unknown; event: unknown }, params: never) => void>),
       ...checkSyncActions(fx, opts.notifyCheckSync),
     }),
+    batchWriters: { [PROVISIONING_RECORDS]: (tx, items) => recordProvisioned(tx, opts.clock, items as ProvisioningRecord[]) },
   })
   return { kind }
 }

@@ -1,9 +1,10 @@
 /**
- * The registrar's messages to device actors, many in one statement. A REGISTER's
- * binding is a durable tell like any other (actors/runtime/commands: a timer row due
- * now, named `$tell:<uuid>`, tagged with the actor's shard), but phones register by
- * the thousand per second: the registrar gathers the tells of concurrent REGISTERs
- * (media/registrar/tell-batcher) and this writes them with one multi-row insert, the
+ * The phone-facing servers' messages to device actors, many in one statement. A
+ * REGISTER's binding or a configuration fetch is a durable tell like any other
+ * (actors/runtime/commands: a timer row due now, named `$tell:<uuid>`, tagged with
+ * the actor's shard), but phones register and fetch by the thousand per second: the
+ * registrar and the provisioning server gather the tells of concurrent requests
+ * (media/device-tell-batcher) and this writes them with one multi-row insert, the
  * text fixed whatever the batch size (jsonb_to_recordset), so PostgreSQL keeps it
  * prepared.
  */

@@ -7,13 +7,14 @@
  * path names, so a phone configured for one account never gets another's file,
  * and an unknown pair answers exactly like a wrong password (the handler's rule).
  * A fetch or a failure is a durable message to the device actor, committed before
- * the phone gets its answer; the actor emits device.* and writes the history.
+ * the phone gets its answer (the messages of concurrent fetches in one statement and
+ * one commit: media/device-tell-batcher); the actor emits device.* and writes the
+ * history.
  */
 import type { Config } from '../../src/config'
 import type { Db } from '../../src/db/client'
-import type { ActorMessages } from '../../src/services/deps'
 import { deviceForProvisioning, provisioningLogin, type ProvisioningView } from '../../src/services/devices/provisioning-read'
-import { DEVICE_ACTOR } from '../../src/services/devices/records'
+import { type DeviceTellWriter, tellBatcher } from '../device-tell-batcher'
 import type { ProvisioningConfig, ProvisioningHandset } from './config'
 import type { ConfigFailure, ConfigFetch, ProvisioningDirectoryEntry } from './http'
 
@@ -23,7 +24,8 @@ export const PROVISIONING_PATH = '/provisioning/'
 export interface DirectoryDeps {
   db: Db
   config: Pick<Config, 'sipPort'>
-  actorMessages?: ActorMessages
+  /** Writes device actors' durable tells (actors/devices/registrar-messages: deviceTellWriter); unset: fetches are not recorded. */
+  writeTells?: DeviceTellWriter
 }
 
 /** The account a provisioning URL names (`/provisioning/{account}/{file}`), if any. */
@@ -76,10 +78,9 @@ function handsetsOf(view: ProvisioningView): ProvisioningHandset[] {
 }
 
 export function provisioningDirectory(deps: DirectoryDeps) {
-  // One statement, so no transaction around it: a BEGIN and a COMMIT less per fetch. No wake-up either:
-  // the actors' timer poll takes the messages in batches, which costs less than one delivery per fetch.
-  const tell = (deviceId: string, event: { type: string } & Record<string, unknown>) =>
-    deps.actorMessages ? deps.actorMessages.tell(deps.db, DEVICE_ACTOR, deviceId, event) : Promise.resolve()
+  // No wake-up: the actors' timer poll takes the messages in batches, which costs less than one delivery per fetch.
+  const batched = deps.writeTells ? tellBatcher(deps.db, deps.writeTells) : undefined
+  const tell = (deviceId: string, event: { type: string } & Record<string, unknown>) => (batched ? batched(deviceId, [event]) : Promise.resolve())
   return {
     async lookupByMac(mac: string, request: Request): Promise<ProvisioningDirectoryEntry | undefined> {
       const account = accountOfPath(new URL(request.url).pathname)

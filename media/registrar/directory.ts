@@ -12,7 +12,7 @@ import { DEVICE_ACTOR } from '../../src/services/devices/records'
 import { deviceBindings, registrarLine } from '../../src/services/devices/registrations'
 import type { SipRequestHandler } from '../sip/handler'
 import { createRegistrar, type RegistrarDeps } from './registrar'
-import { type DeviceTellWriter, tellBatcher } from './tell-batcher'
+import { type DeviceTellWriter, tellBatcher } from '../device-tell-batcher'
 
 export interface RegistrarOnDatabase {
   db: Db

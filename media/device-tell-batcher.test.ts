@@ -1,7 +1,7 @@
-/** The registrar's group commit: concurrent REGISTERs share a write; one bad message fails only its own REGISTER. */
+/** Device tells' group commit: concurrent REGISTERs or fetches share a write; one bad message fails only its own request. */
 import { describe, expect, test } from 'bun:test'
-import type { Db } from '../../src/db/client'
-import { type DeviceTellWriter, tellBatcher } from './tell-batcher'
+import type { Db } from '../src/db/client'
+import { type DeviceTellWriter, tellBatcher } from './device-tell-batcher'
 
 const db = {} as Db
 

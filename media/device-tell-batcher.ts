@@ -1,12 +1,13 @@
 /**
- * Group commit of the registrar's messages to device actors. Phones register
- * concurrently; a statement and a commit (a WAL flush) per REGISTER would bound the
- * registrar by the database's round trips. The messages that arrive while a write is
- * under way are written together by the next one (one multi-row statement, one
- * commit), and each caller's promise resolves only once its messages committed:
- * nothing is acknowledged before that.
+ * Group commit of the phone-facing servers' messages to device actors (the
+ * registrar's bindings, the provisioning server's fetches). Phones register and
+ * fetch concurrently, by the thousand per second; a statement and a commit (a WAL
+ * flush) per request would bound both by the database's round trips. The messages
+ * that arrive while a write is under way are written together by the next one (one
+ * multi-row statement, one commit), and each caller's promise resolves only once its
+ * messages committed: nothing is acknowledged before that.
  */
-import type { Db } from '../../src/db/client'
+import type { Db } from '../src/db/client'
 
 export type DeviceMessage = { type: string } & Record<string, unknown>
 
