@@ -55,6 +55,7 @@ export function createApp(deps: GatewayDeps) {
   const base = requestContext(deps, table, authFailures)
   const app = new Elysia({ normalize: false })
     .use(errorHandler(deps, table))
+    .use(provisioningRoutes(deps))
     .use(base)
     .use(operatorRoutes(deps, authFailures))
     .use(accountRoutes(deps, base))
@@ -85,7 +86,6 @@ export function createApp(deps: GatewayDeps) {
     .use(dectBaseRoutes(deps, base))
     .use(buttonTemplateRoutes(deps, base))
     .use(downloadRoutes(deps, authFailures))
-    .use(provisioningRoutes(deps))
 
   // Outside the typed chain: one more link there and App's type is too deep for tsc.
   app.use(docsPageRoutes())
