@@ -7,7 +7,7 @@ import type { RtpPacketInit } from './packet'
 import { testPhone, rms, sine, type TestPhone, until } from './phone.testkit'
 import { createPortPool, type PortPool } from './port-pool'
 import { recordingToWav } from './recorder'
-import { bridge, createMediaLeg, type MediaLeg } from './relay'
+import { bridge, createMediaLeg, type MediaLeg, RELEARN_MS } from './relay'
 
 const HOST = '127.0.0.1'
 
@@ -133,6 +133,37 @@ describe('RTP relay between bridged legs', () => {
     expect(legA.latched).toBe(false)
     phoneB.send(audio(2, PCMU, payload), legB.localPort)
     await until(() => moved.received.length === 1, 'sends to the new SDP address')
+  })
+
+  test('after the media moved, only the new SDP address latches for RELEARN_MS: the old phone, still sending, cannot take the leg', async () => {
+    const clock = manualMediaClock(1_000_000)
+    const { phoneA, phoneB, legA, legB } = await call({ bPt: PCMU, clock })
+    const payload = new Uint8Array(160)
+    phoneA.send(audio(0, PCMU, payload), legA.localPort)
+    await until(() => legA.latched, 'leg A latches to the first phone')
+
+    // A transfer hands leg A to another phone; the first one has not heard its BYE yet.
+    const next = await phone()
+    legA.setRemote(HOST, next.port, PCMU)
+    phoneA.send(audio(1, PCMU, payload), legA.localPort)
+    await until(() => legA.stats().packetsIgnored === 1, 'the old phone is ignored')
+    expect(legA.latched).toBe(false)
+    next.send(audio(0, PCMU, payload, 0x2222), legA.localPort)
+    await until(() => legA.latched, 'the new phone latches')
+    expect(legA.remote).toEqual({ address: HOST, port: next.port })
+    phoneB.send(audio(0, PCMU, payload), legB.localPort)
+    await until(() => next.received.length === 1, 'the new phone hears the other party')
+    expect(phoneA.received.length).toBe(0)
+
+    // Behind NAT the new phone sends from another port than it announced: after the window its packets latch.
+    const natted = await phone()
+    legA.setRemote(HOST, (await phone()).port, PCMU)
+    natted.send(audio(0, PCMU, payload, 0x3333), legA.localPort)
+    await until(() => legA.stats().packetsIgnored === 2, 'within the window another source is ignored')
+    clock.advance(RELEARN_MS)
+    natted.send(audio(1, PCMU, payload, 0x3333), legA.localPort)
+    await until(() => legA.latched, 'after the window it latches')
+    expect(legA.remote).toEqual({ address: HOST, port: natted.port })
   })
 
   test('RFC 4733 digits are reported once per press and relayed with the other leg’s DTMF payload type', async () => {

@@ -9,7 +9,12 @@
  *   from then on the leg sends there, and packets from any other source are ignored
  *   (so a stray or hostile sender cannot take over a call);
  * - a later `setRemote` with a different address or port (a re-INVITE moving the
- *   media) drops the latch; the same one again keeps it.
+ *   media, a transfer handing the leg to another phone) drops the latch; the same one
+ *   again keeps it. For RELEARN_MS after such a move only a packet from the new SDP
+ *   address latches: the phone the call moved away from keeps sending until its own
+ *   BYE, and would otherwise win the latch and take the new phone's audio. After the
+ *   window any source may latch again (a phone behind NAT sends from another address
+ *   than it announces).
  *
  * What goes out: one SSRC per leg for its whole life, renumbered across changes of
  * source (see outgoing.ts). Audio in the other leg's law is transcoded in place (G.711
@@ -33,6 +38,14 @@ import { createStreamStats, type ReceiveStats } from './stats'
 
 export const FRAME_MS = 20
 export const FRAME_SAMPLES = 160
+
+/**
+ * After the media moved, how long only the new SDP address may latch. The old phone
+ * stops sending within a round trip of its BYE (a transfer ends its leg at once); a
+ * phone behind NAT whose announced address is not its source waits this long for
+ * its audio to be relayed.
+ */
+export const RELEARN_MS = 2000
 
 export interface MediaLegStats extends ReceiveStats {
   packetsSent: number
@@ -218,6 +231,8 @@ class Leg implements MediaLeg {
   private sendPort = 0
   private latchedAddress: string | undefined
   private latchedPort = 0
+  /** Until then (media clock) only the SDP address may latch: see RELEARN_MS. */
+  private relearnUntil = -Infinity
   private sent = 0
   private ignored = 0
 
@@ -259,6 +274,7 @@ class Leg implements MediaLeg {
     if (moved) {
       this.latchedAddress = undefined
       this.latchedPort = 0
+      this.relearnUntil = this.clock.now() + RELEARN_MS
     }
     this.sdpAddress = address
     this.sdpPort = port
@@ -320,6 +336,10 @@ class Leg implements MediaLeg {
     const isAudio = pt === PCMU || pt === PCMA || pt === this.payloadType
     if (this.latchedAddress === undefined) {
       if (!isDtmf && !isAudio) {
+        this.ignored++
+        return
+      }
+      if ((address !== this.sdpAddress || port !== this.sdpPort) && this.clock.now() < this.relearnUntil) {
         this.ignored++
         return
       }
