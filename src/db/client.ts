@@ -15,11 +15,13 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import postgres from 'postgres'
 import { EmbeddedPostgresUnavailable, startEmbeddedPostgres } from './embedded-postgres'
-import * as schema from './schema'
 
-export type Schema = typeof schema
-/** A drizzle handle: the database itself or a transaction inside it. */
-export type Db = PgDatabase<PgQueryResultHKT, Schema>
+/**
+ * A drizzle handle: the database itself or a transaction inside it. Without the
+ * schema's relational query builders (`db.query`), which nothing uses: drizzle builds
+ * them for all the tables again in every transaction it opens.
+ */
+export type Db = PgDatabase<PgQueryResultHKT>
 
 /**
  * The rows of a raw statement (`db.execute(sql\`...\`)`), whichever the driver:
@@ -174,7 +176,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     folderLock?.release()
     throw e
   })
-  const db = drizzlePglite(withoutQueryParsers(client), { schema }) as unknown as Db
+  const db = drizzlePglite(withoutQueryParsers(client)) as unknown as Db
   return {
     db,
     kind: 'pglite',
@@ -196,7 +198,7 @@ type ClientExtras = { max?: number; idle_timeout?: number; max_lifetime?: number
 
 function postgresDatabase(connect: (extra?: ClientExtras) => postgres.Sql, opts: { embedded?: boolean } = {}): Database {
   const client = connect()
-  const db = drizzlePostgres(preparing(client), { schema }) as unknown as Db
+  const db = drizzlePostgres(preparing(client)) as unknown as Db
   return {
     db,
     kind: 'postgres',
