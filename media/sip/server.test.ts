@@ -360,6 +360,37 @@ describe('bounds', () => {
   })
 })
 
+describe('TCP timeouts', () => {
+  test('a connection that sends no whole message in time is closed; one that did stays until it falls silent', async () => {
+    const timed = await startSipServer({ host: '127.0.0.1', port: 0, clock, handler: behaviour, tcpFirstMessageTimeoutS: 1, tcpIdleTimeoutS: 3 })
+    const trickling = await tcpPeer(timed.tcpPort)
+    const talking = await tcpPeer(timed.tcpPort)
+    const head = request('OPTIONS', { port: trickling.port, transport: 'TCP' })
+    let sent = 0
+    // A byte every 200 ms keeps the idle timeout from firing, never a whole message.
+    const trickle = setInterval(() => trickling.write(head.charAt(sent++)), 200)
+    try {
+      talking.write(request('OPTIONS', { port: talking.port, transport: 'TCP' }))
+      await until(() => statusLines(talking.text()).length === 1, 'the talking connection answered')
+      await until(() => trickling.closed(), 'the trickling connection closed', 1000)
+      expect(sent).toBeLessThan(head.length)
+      // Past the first-message deadline, and alive while it keeps sending keepalives.
+      for (let i = 0; i < 3; i++) {
+        await Bun.sleep(500)
+        talking.write('\r\n\r\n')
+      }
+      expect(talking.closed()).toBe(false)
+      // Bun checks socket timeouts on a coarse tick (seconds): the close comes a few seconds late.
+      await until(() => talking.closed(), 'the silent connection closed', 2400)
+    } finally {
+      clearInterval(trickle)
+      trickling.close()
+      talking.close()
+      await timed.stop()
+    }
+  }, 25_000)
+})
+
 describe('fuzz against the running server', () => {
   const base = request('OPTIONS', { port: 5999 })
   const lines = base.split('\r\n')

@@ -32,6 +32,9 @@ export interface SipServerOptions {
   advertisedHost?: string
   /** Open TCP connections at most. Default 1,024. */
   maxConnections?: number
+  /** TCP connections' idle and first-message timeouts (transport.ts: SipTransportOptions). */
+  tcpIdleTimeoutS?: number
+  tcpFirstMessageTimeoutS?: number
   /** How long (clock ms) an INVITE handler may take before the caller gets 408. Default 180 s (RFC 3261 Timer C's floor). */
   inviteHandlerDeadlineMs?: number
   /** An ACK that is not a retransmission: of a 2xx this server sent (`transaction` set), or matching nothing. */
@@ -220,7 +223,13 @@ export async function startSipServer(options: SipServerOptions): Promise<SipServ
   }
 
   const transports = await openSipTransports(
-    { host: options.host, port: options.port, maxConnections: options.maxConnections },
+    {
+      host: options.host,
+      port: options.port,
+      maxConnections: options.maxConnections,
+      tcpIdleTimeoutS: options.tcpIdleTimeoutS,
+      tcpFirstMessageTimeoutS: options.tcpFirstMessageTimeoutS,
+    },
     {
       message: (inbound) => {
         try {

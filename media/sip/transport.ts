@@ -31,6 +31,18 @@ export interface SipTransportOptions {
   maxConnections?: number
   /** Bytes a TCP connection may have queued for sending before it is dropped as not reading. */
   maxQueuedBytes?: number
+  /**
+   * Seconds a TCP connection may stay silent (not a byte, not a CRLF keepalive)
+   * before it is closed. Default 3,660: longer than any registration lasts (the
+   * registrar's ceiling is 3,600 s), so only a connection no phone still uses goes.
+   */
+  tcpIdleTimeoutS?: number
+  /**
+   * Seconds a new TCP connection has to deliver its first whole message. Default 30.
+   * Any byte resets the idle timeout, so without this a peer trickling a header a
+   * byte at a time would hold one of the `maxConnections` indefinitely.
+   */
+  tcpFirstMessageTimeoutS?: number
 }
 
 export interface SipTransports {
@@ -53,11 +65,15 @@ interface Connection {
   /** Bytes the kernel did not take yet; flushed on drain. */
   queued: Buffer[]
   queuedBytes: number
+  /** Until the first whole message: closes a connection that has not sent one in time. */
+  firstMessageTimer?: ReturnType<typeof setTimeout>
 }
 
 export async function openSipTransports(options: SipTransportOptions, events: TransportEvents): Promise<SipTransports> {
   const maxConnections = options.maxConnections ?? 1024
   const maxQueuedBytes = options.maxQueuedBytes ?? 1 << 20
+  const idleTimeoutS = options.tcpIdleTimeoutS ?? 3660
+  const firstMessageTimeoutMs = (options.tcpFirstMessageTimeoutS ?? 30) * 1000
   /** Open connections by their peer's address and port. */
   const connections = new Map<string, Socket<Connection>>()
   const keyOf = (source: SipSource) => `${source.address}|${source.port}`
@@ -75,6 +91,12 @@ export async function openSipTransports(options: SipTransportOptions, events: Tr
     c.queued.push(rest)
     c.queuedBytes += rest.length
     if (c.queuedBytes > maxQueuedBytes) socket.terminate()
+  }
+
+  const forget = (socket: Socket<Connection>) => {
+    if (!socket.data) return
+    clearTimeout(socket.data.firstMessageTimer)
+    connections.delete(keyOf(socket.data.source))
   }
 
   const udp = await Bun.udpSocket({
@@ -109,14 +131,19 @@ export async function openSipTransports(options: SipTransportOptions, events: Tr
             return
           }
           connections.set(keyOf(source), socket)
+          socket.timeout(idleTimeoutS)
+          socket.data.firstMessageTimer = setTimeout(() => socket.end(), firstMessageTimeoutMs)
         },
         data(socket, chunk) {
           const c = socket.data
           const inbound = (bytes: Uint8Array): InboundMessage => ({ bytes, source: c.source, reply: (out) => write(socket, out) })
           for (const event of c.framer.push(chunk)) {
             if (event.kind === 'ping') write(socket, Buffer.from('\r\n'))
-            else if (event.kind === 'message') events.message(inbound(event.bytes))
-            else {
+            else if (event.kind === 'message') {
+              if (c.firstMessageTimer !== undefined) clearTimeout(c.firstMessageTimer)
+              c.firstMessageTimer = undefined
+              events.message(inbound(event.bytes))
+            } else {
               events.broken?.(event.reason, c.source, event.bytes ? inbound(event.bytes) : undefined)
               socket.end()
               return
@@ -137,11 +164,15 @@ export async function openSipTransports(options: SipTransportOptions, events: Tr
             c.queuedBytes -= next.length
           }
         },
+        // Silent for tcpIdleTimeoutS: Bun counts any byte in or out as activity.
+        timeout(socket) {
+          socket.end()
+        },
         close(socket) {
-          if (socket.data) connections.delete(keyOf(socket.data.source))
+          forget(socket)
         },
         error(socket, error) {
-          if (socket.data) connections.delete(keyOf(socket.data.source))
+          forget(socket)
           events.socketError?.(error)
         },
       },
