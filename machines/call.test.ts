@@ -705,6 +705,26 @@ describe('call control commands: the machine admits them', () => {
     const unrecorded = answered()
     expect(refusal(unrecorded, { command: 'recording_pause' })).toBe('recording_not_active')
 
+    // A phone's own hold: only the phone (or a warm transfer's hand-over) takes it off.
+    const phoneHeld = answered()
+    phoneHeld.actor.send({ type: 'HOLD', by_phone: true, at: at(3) })
+    expect(admit(phoneHeld, { command: 'resume' })).toEqual({
+      refused: { code: 'call_not_active', reason: 'was put on hold from a phone, which takes it off hold itself' },
+    })
+    phoneHeld.actor.send({ type: 'RESUME', at: at(4) })
+    expect(phoneHeld.actor.getSnapshot().value).toEqual({ answered: { connected: 'held' } })
+    phoneHeld.actor.send({ type: 'RESUME', by_phone: true, at: at(5) })
+    expect(phoneHeld.actor.getSnapshot().value).toEqual({ answered: { connected: 'active' } })
+    // Then an API hold is the API's to take off.
+    phoneHeld.actor.send({ type: 'HOLD', at: at(6) })
+    expect(refusal(phoneHeld, { command: 'resume' })).toBe('admitted')
+    phoneHeld.actor.send({ type: 'RESUME', at: at(7) })
+    expect(phoneHeld.actor.getSnapshot().value).toEqual({ answered: { connected: 'active' } })
+    const handedOver = answered()
+    handedOver.actor.send({ type: 'HOLD', by_phone: true, at: at(3) })
+    handedOver.actor.send({ type: 'RESUME', handed_to: 'u2', at: at(4) })
+    expect(handedOver.actor.getSnapshot().value).toEqual({ answered: { connected: 'active' } })
+
     const consultation = run(outbound({ consultation: { related_call: 'call_1' }, to_user_id: 'u2' }), [
       { type: 'RING', user_id: 'u2', at: at(1) },
       { type: 'ANSWER', user_id: 'u2', at: at(2) },

@@ -71,9 +71,13 @@ export type CallMachineEvent =
   | ({ type: 'MESSAGE_STORED'; message?: StoredMedia } & At)
   /** the media role stored the call's recording (a real call): what follows the end names it. */
   | ({ type: 'RECORDING_STORED'; recording: StoredMedia } & At)
-  | ({ type: 'HOLD' } & At)
-  /** `handed_to`: a completed warm transfer resumes the call with its target on it (the consultation call tells it). */
-  | ({ type: 'RESUME'; handed_to?: string } & At)
+  /** `by_phone`: a phone put the call on hold itself (a re-INVITE); otherwise the API did. */
+  | ({ type: 'HOLD'; by_phone?: boolean } & At)
+  /**
+   * `handed_to`: a completed warm transfer resumes the call with its target on it (the consultation call tells it).
+   * `by_phone`: the phone took its own hold off; a hold a phone put on only it (or a hand-over) takes off.
+   */
+  | ({ type: 'RESUME'; handed_to?: string; by_phone?: boolean } & At)
   | ({ type: 'RECORDING_START' } & At)
   | ({ type: 'RECORDING_PAUSE' } & At)
   | ({ type: 'RECORDING_RESUME' } & At)
@@ -215,6 +219,8 @@ export interface CallContext {
   answered_by: string | null
   /** the user a completed warm transfer handed the call to (absent when none, and in older snapshots). */
   handed_to?: string
+  /** on hold because a phone put it there (absent when not, and in older snapshots): the API cannot take that hold off. */
+  held_by_phone?: boolean
   message_stored: boolean
   /** what the media role stored of a real call (absent for simulated calls and in older snapshots). */
   stored?: { recording?: StoredMedia; message?: StoredMedia }
@@ -367,6 +373,12 @@ export const callMachine = setup({
   guards: {
     validAt: ({ event }) => validAt(event.at),
     handOver: ({ event }) => event.type === 'RESUME' && validAt(event.at) && typeof event.handed_to === 'string' && event.handed_to.length > 0,
+    /**
+     * A resume this hold admits. A phone's hold is its own: the API's resume would
+     * take the music off while the phone still holds (it answers any offer of ours
+     * with its hold), so only the phone ends it.
+     */
+    resumable: ({ context, event }) => validAt(event.at) && (!context.held_by_phone || (event.type === 'RESUME' && event.by_phone === true)),
     isInbound: ({ context }) => context.input.direction === 'inbound',
     emergencyApplies: ({ context }) => context.input.direction !== 'inbound' && !!context.input.emergency && !context.input.placed_by_transfer,
     /** a ring of a new user, not the initiating user (rule 1). */
@@ -543,7 +555,16 @@ export const callMachine = setup({
           initial: 'active',
           states: {
             active: {
-              on: { HOLD: { guard: 'validAt', target: 'held', actions: { type: 'holdChanged', params: ({ event }) => ({ held: true, at: event.at }) } } },
+              on: {
+                HOLD: {
+                  guard: 'validAt',
+                  target: 'held',
+                  actions: [
+                    { type: 'holdChanged', params: ({ event }) => ({ held: true, at: event.at }) },
+                    assign({ held_by_phone: ({ event }) => (event as Ev<'HOLD'>).by_phone === true }),
+                  ],
+                },
+              },
             },
             held: {
               on: {
@@ -561,10 +582,14 @@ export const callMachine = setup({
                           return { to, from: usersOnCall(context).filter((u) => u !== to), at: event.at }
                         },
                       },
-                      assign({ handed_to: ({ event }) => (event as Ev<'RESUME'>).handed_to }),
+                      assign({ handed_to: ({ event }) => (event as Ev<'RESUME'>).handed_to, held_by_phone: false }),
                     ],
                   },
-                  { guard: 'validAt', target: 'active', actions: { type: 'holdChanged', params: ({ event }) => ({ held: false, at: event.at }) } },
+                  {
+                    guard: 'resumable',
+                    target: 'active',
+                    actions: [{ type: 'holdChanged', params: ({ event }) => ({ held: false, at: event.at }) }, assign({ held_by_phone: false })],
+                  },
                 ],
               },
             },
@@ -782,6 +807,7 @@ function refusalOf(snapshot: CallSnapshot, c: CallCommand): CallCommandRefusal {
       if (connected) return notActive('is already on hold')
       break
     case 'resume':
+      if (connected && snapshot.context.held_by_phone) return notActive('was put on hold from a phone, which takes it off hold itself')
       if (connected) return notActive('is not on hold')
       break
     case 'recording_pause':

@@ -170,6 +170,35 @@ describe.skipIf(!sipp || !sox)('hold and resume of a real call from the API', ()
   )
 })
 
+describe.skipIf(!sipp || !sox)('hold of a real call from a phone', () => {
+  test(
+    'the phone’s re-INVITE (sendonly) holds the call; the API cannot resume it (409), the phone can; the call ends normally',
+    async () => {
+      const p = await threePhones()
+      const bobAnswers = p.bobPhone('answer.xml')
+      const aliceCalls = p.alice.dial('call-extension-phone-hold.xml', p.bob.extension)
+      const id = await p.answeredCall()
+      // The phone holds 1 s after the answer and for 8 s: the API's resume is refused with the phone named.
+      const refused = await until(
+        'the API’s resume refused while the phone holds',
+        async () => {
+          const r = await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'resume' } })
+          expect(r.status).toBe(409)
+          return String(r.body.error).includes('from a phone') ? r.body : undefined
+        },
+        8_000,
+      )
+      expect(refused.code).toBe('call_not_active')
+      expectAllPassed(await aliceCalls, await bobAnswers)
+      const events = await p.a.eventsOf(id)
+      expect(types(events)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
+      expect(events.find((e) => e.type === 'call.end')!.data.status).toBe('completed')
+      expect(events.filter((e) => e.type.startsWith('call.command_'))).toEqual([])
+    },
+    withSipp(120_000),
+  )
+})
+
 describe('REFER with garbage against the running server', () => {
   /** One request over UDP from a socket of our own; the status of the answer. */
   async function statusOf(referTo: string | undefined): Promise<number> {

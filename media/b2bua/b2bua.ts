@@ -692,7 +692,7 @@ export function createB2bua(deps: B2buaDeps) {
       }
       if (holds !== wasHeld) {
         call.media.hold(side === 'caller' ? 'callee' : 'caller', holds, holds ? await holdMusicFor(call.owner.accountId) : undefined)
-        tell(call, { type: holds ? 'HOLD' : 'RESUME', at: at() })
+        tell(call, { type: holds ? 'HOLD' : 'RESUME', by_phone: true, at: at() })
       }
     }
     return { status: 200, headers: [['Contact', contactOf(d.via.transport)]], ...sdpBody(ourAnswer(call, side)) }

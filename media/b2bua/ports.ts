@@ -41,8 +41,8 @@ export type SipCallEvent =
   | { type: 'BUSY'; at: string }
   | { type: 'FAIL'; reason?: string; at: string }
   | { type: 'HANGUP'; side: 'caller' | 'callee'; at: string }
-  | { type: 'HOLD'; at: string }
-  | { type: 'RESUME'; at: string }
+  | { type: 'HOLD'; by_phone: true; at: string }
+  | { type: 'RESUME'; by_phone: true; at: string }
   | { type: 'VOICEMAIL'; at: string }
   | { type: 'MESSAGE_STORED'; message: StoredMedia; at: string }
   | { type: 'RECORDING_STORED'; recording: StoredMedia; at: string }
