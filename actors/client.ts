@@ -13,7 +13,7 @@ export { ActorDone, ActorError, ActorNotFound, type ActorClient, type ActorState
 export type { TimerRow } from '../src/scheduler/durable-timers'
 export { COMMAND_MESSAGE, readActorState, sendCommand, spawnInTx } from './runtime/commands'
 export { buildRoutingConfig } from '../machines/routing'
-export { admitPresence, PRESENCE_KIND, presenceMessages, presenceStatusOf, type PresenceCommandMessage } from './presence/messages'
+export { admitPresence, PRESENCE_KIND, presenceActivity, presenceMessages, presenceStatusOf, type PresenceCommandMessage } from './presence/messages'
 export { route, type Plan as RoutePlan } from '../machines/routing'
 export { SIM_KIND } from './calls/messages'
 export { planRoutedCall, routeSimulated, USER_OUTCOMES, type UserOutcome } from './calls/routed-simulation'

@@ -1730,6 +1730,28 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/me/presence/activity': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Report the signed-in user’s activity (extension)
+     * @description Extension beyond the spec (x-extension): the spec's "away = idle timeout". A client the user is working in reports activity (every minute or so while the user is active); after idle_timeout_seconds (default 600, 0: off) without a report, call or presence change, an available user shows away, and the next report brings them back. A manual away or dnd is the user's and stays. Users whose clients never report have no idle timeout. Answers the PresenceStatus as it will be. Reports are not written to the audit log. 400 validation_error with details.idle_timeout_seconds when it is not an integer from 0 to 86400.
+     *
+     *     Credentials: user token.
+     */
+    post: operations['reportMyActivity']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
   '/v1/phone-number-orders': {
     parameters: {
       query?: never
@@ -5934,6 +5956,10 @@ export interface components {
       id: string
       /** @constant */
       type: 'port_order.status_changed'
+    }
+    PresenceActivityRequest: {
+      /** @description seconds without a report after which the user shows away (default 600); 0 turns the idle timeout off */
+      idle_timeout_seconds?: number
     }
     /** @description A user’s presence. updated_at is when status or status_text last changed (the user’s creation while it never has). */
     PresenceStatus: {
@@ -22536,6 +22562,143 @@ export interface operations {
     requestBody: {
       content: {
         'application/json': components['schemas']['PresenceUpdateRequest']
+      }
+    }
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['PresenceStatus']
+        }
+      }
+      /** @description Malformed request or validation failure. Codes: validation_error, invalid_json */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'validation_error' | 'invalid_json'
+          }
+        }
+      }
+      /** @description Missing or invalid credentials. Codes: unauthorized, session_expired */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'unauthorized' | 'session_expired'
+          }
+        }
+      }
+      /** @description No access (other platform, other mode, missing capability, credential kind not allowed). Codes: forbidden, account_forbidden, account_mode_mismatch */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'forbidden' | 'account_forbidden' | 'account_mode_mismatch'
+          }
+        }
+      }
+      /** @description Conflict. Codes: idempotency_key_in_use */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'idempotency_key_in_use'
+          }
+        }
+      }
+      /** @description Request body too large. Codes: payload_too_large */
+      413: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'payload_too_large'
+          }
+        }
+      }
+      /** @description Request body is not application/json. Codes: unsupported_media_type */
+      415: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'unsupported_media_type'
+          }
+        }
+      }
+      /** @description Well-formed but semantically wrong. Codes: idempotency_key_reused */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'idempotency_key_reused'
+          }
+        }
+      }
+      /** @description Rate limit exceeded; Retry-After gives the wait in seconds. Codes: rate_limited */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'rate_limited'
+          }
+        }
+      }
+      /** @description Server error; safe to retry with backoff. Codes: internal_error */
+      500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'internal_error'
+          }
+        }
+      }
+    }
+  }
+  reportMyActivity: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes retries safe for 24 hours: the same key and request replay the first response */
+        'Idempotency-Key'?: string
+      }
+      path?: never
+      cookie?: never
+    }
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['PresenceActivityRequest']
       }
     }
     responses: {

@@ -117,6 +117,27 @@ describe('presence.v1', () => {
     expect(r.actor.getSnapshot().value).toBe('available')
   })
 
+  test('an activity report carries the timeout: it starts, changes or (0) stops it; an invalid one is refused', () => {
+    const r = run([], { registered_devices: ['dev_1'], idle_timeout_seconds: 0 })
+    expect(idleDeadline(r.actor.getSnapshot().context)).toBeNull()
+    r.actor.send({ type: 'ACTIVITY', idle_timeout_seconds: 60, at: at(10) })
+    expect(idleDeadline(r.actor.getSnapshot().context)).toBe(at(70))
+    r.actor.send({ type: 'ACTIVITY', idle_timeout_seconds: -1, at: at(20) })
+    r.actor.send({ type: 'ACTIVITY', idle_timeout_seconds: 1.5, at: at(20) })
+    expect(idleDeadline(r.actor.getSnapshot().context)).toBe(at(70))
+    r.actor.send({ type: 'TIMER', timer: 'idle_timeout', at: at(70) })
+    expect(r.actor.getSnapshot().value).toBe('away')
+    // A manual away is the user's: activity leaves it; dnd likewise.
+    r.actor.send({ type: 'SET_MANUAL', status: 'away', at: at(80) })
+    r.actor.send({ type: 'ACTIVITY', idle_timeout_seconds: 60, at: at(90) })
+    expect(r.actor.getSnapshot().value).toBe('away')
+    r.actor.send({ type: 'SET_MANUAL', status: 'available', at: at(100) })
+    r.actor.send({ type: 'ACTIVITY', idle_timeout_seconds: 0, at: at(110) })
+    expect(idleDeadline(r.actor.getSnapshot().context)).toBeNull()
+    r.actor.send({ type: 'TIMER', timer: 'idle_timeout', at: at(100_000) })
+    expect(r.actor.getSnapshot().value).toBe('available')
+  })
+
   test('idle_timeout_seconds 0 disables the idle timeout', () => {
     const r = run([{ type: 'TIMER', timer: 'idle_timeout', at: at(100_000) }], { registered_devices: ['dev_1'], idle_timeout_seconds: 0 })
     expect(r.snapshot.value).toBe('available')

@@ -68,8 +68,12 @@ export type PresenceMachineEvent =
   /** one of the user's devices became registered / unregistered (device.v1 registrationChanged). */
   | ({ type: 'DEVICE_REGISTERED'; device_id: string } & At)
   | ({ type: 'DEVICE_UNREGISTERED'; device_id: string } & At)
-  /** the user did something (app use, a call placed): restarts the idle timeout. */
-  | ({ type: 'ACTIVITY' } & At)
+  /**
+   * the user did something in a client that reports activity: restarts the idle
+   * timeout, set to `idle_timeout_seconds` (the account's setting, carried by each
+   * report; 0 turns it off). Users whose clients never report keep it off.
+   */
+  | ({ type: 'ACTIVITY'; idle_timeout_seconds?: number } & At)
   /** fired by the durable scheduler. */
   | ({ type: 'TIMER'; timer: 'idle_timeout' } & At)
 
@@ -119,7 +123,7 @@ export function nextInputs(c: PresenceContext, e: PresenceMachineEvent): Partial
     case 'DEVICE_UNREGISTERED':
       return { registered_devices: remove(c.registered_devices, e.device_id) }
     case 'ACTIVITY':
-      return activity
+      return e.idle_timeout_seconds === undefined ? activity : { ...activity, idle_timeout_seconds: e.idle_timeout_seconds }
     case 'TIMER':
       return { idle: true }
   }
@@ -158,6 +162,10 @@ export const presenceMachine = setup({
   guards: {
     effectiveIs: ({ context }, params: { status: PresenceState }) => effectivePresence(context) === params.status,
     validAt: ({ event }) => validAt(event.at),
+    activityValid: ({ event }) =>
+      event.type === 'ACTIVITY' &&
+      validAt(event.at) &&
+      (event.idle_timeout_seconds === undefined || (Number.isInteger(event.idle_timeout_seconds) && event.idle_timeout_seconds >= 0)),
     manualAllowed: ({ event }) => event.type === 'SET_MANUAL' && validAt(event.at) && isManual(event.status) && validText(event.status_text),
     hasId: ({ event }) =>
       validAt(event.at) && ('call_id' in event ? typeof event.call_id === 'string' && event.call_id !== '' : 'device_id' in event && !!event.device_id),
@@ -198,7 +206,7 @@ export const presenceMachine = setup({
     CALL_ENDED: { guard: 'hasId', actions: 'apply' },
     DEVICE_REGISTERED: { guard: 'hasId', actions: 'apply' },
     DEVICE_UNREGISTERED: { guard: 'hasId', actions: 'apply' },
-    ACTIVITY: { guard: 'validAt', actions: 'apply' },
+    ACTIVITY: { guard: 'activityValid', actions: 'apply' },
     TIMER: { guard: 'idleDue', actions: 'apply' },
   },
 })

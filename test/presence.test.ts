@@ -306,3 +306,47 @@ describe('presence during a call', () => {
     await untilStatus(c, c.user, 'offline')
   })
 })
+
+describe('POST /v1/me/presence/activity (extension: the idle timeout)', () => {
+  const report = (tok: string, body?: unknown) => t.call('POST', '/v1/me/presence/activity', { key: tok, ...(body === undefined ? {} : { body }) })
+
+  test('no report for idle_timeout_seconds shows an available user away; the next report brings them back; a manual away stays', async () => {
+    const c = await ctx()
+    const u = await user(c)
+    const tok = await token(c, u.id)
+    await registerDevice(u.id)
+    await untilStatus(c, u.id, 'available')
+    const first = await report(tok, { idle_timeout_seconds: 60 })
+    expect(first.status).toBe(200)
+    expect(first.body).toMatchObject({ object: 'presence_status', user: u.id, status: 'available' })
+    // 60 s at VOICE_CLOCK_SPEED=50: 1.2 s.
+    await untilStatus(c, u.id, 'away')
+    const back = await report(tok, { idle_timeout_seconds: 60 })
+    expect(back.body.status).toBe('available')
+    expect((await myPresence(tok)).body.status).toBe('available')
+
+    expect((await putPresence(tok, { status: 'away', status_text: 'Lunch' })).status).toBe(200)
+    expect((await report(tok, { idle_timeout_seconds: 0 })).body).toMatchObject({ status: 'away', status_text: 'Lunch' })
+    expect((await putPresence(tok, { status: 'available' })).status).toBe(200)
+    // Off (0): nothing turns the user away any more.
+    await Bun.sleep(1500)
+    expect((await userPresence(c, u.id)).body.status).toBe('available')
+  })
+
+  test('without a body the default applies; a bad timeout is a 400 naming it and changes nothing; user tokens only', async () => {
+    const c = await ctx()
+    const u = await user(c)
+    const tok = await token(c, u.id)
+    expect((await report(tok)).status).toBe(200)
+    for (const bad of [-1, 1.5, 86_401, 'soon']) {
+      const r = await report(tok, { idle_timeout_seconds: bad })
+      expect(r.status).toBe(400)
+      expect(r.body.code).toBe('validation_error')
+      expect(Object.keys(r.body.details ?? {})).toContain('idle_timeout_seconds')
+    }
+    expect((await report(tok, { idle_timeout_seconds: 60, extra: true })).status).toBe(400)
+    const platform = await t.call('POST', '/v1/me/presence/activity', { ...c, body: {} })
+    expect(platform.status).toBe((await t.call('PUT', '/v1/me/presence', { ...c, body: { status: 'dnd' } })).status)
+    expect(platform.status).toBeGreaterThanOrEqual(400)
+  })
+})

@@ -107,3 +107,16 @@ export function admitPresence(state: ActorState | undefined, userId: string, com
   // Started at the record's updated_at, a new actor shows exactly `after` (unchanged status and text keep `since`).
   return { event: admission.event, input: presenceInput(userId, after.updated_at, change), after }
 }
+
+/**
+ * An activity report of the user's client (POST /v1/me/presence/activity): the event
+ * for the actor, the input of an actor that does not exist yet (the report already
+ * applied: started at `at` with that timeout), and the record as it will be.
+ */
+export function presenceActivity(state: ActorState | undefined, userId: string, idleTimeoutSeconds: number, at: string, since: string) {
+  const snapshot = presenceSnapshotOf(state, userId, since)
+  const event: PresenceMachineEvent = { type: 'ACTIVITY', idle_timeout_seconds: idleTimeoutSeconds, at }
+  const after = presenceRecord(transition(presenceMachine, snapshot, event as never)[0] as PresenceSnapshot)
+  const input: PresenceInput = { ...presenceInput(userId, at), idle_timeout_seconds: idleTimeoutSeconds }
+  return { event, input, after }
+}

@@ -14,7 +14,7 @@ import { manualClock } from '../../src/clock'
 import { openDatabase, type Database } from '../../src/db/client'
 import { durableTimers } from '../../src/db/schema'
 import { newId } from '../../src/ids'
-import { scheduleTimer, type TimerRow } from '../../src/scheduler/durable-timers'
+import { dueTimersOf, scheduleTimer, type TimerRow } from '../../src/scheduler/durable-timers'
 import { COMMAND_MESSAGE, durableMessage, sendCommand, spawnInTx } from '../runtime/commands'
 import { ActorHost } from '../runtime/host'
 import { shardOf } from '../runtime/shards'
@@ -260,5 +260,31 @@ describe('callPresenceChanges (property)', () => {
     vm.send({ type: 'VOICEMAIL', at: '2026-03-01T10:00:20.000Z' })
     vm.send({ type: 'HANGUP', side: 'caller', at: '2026-03-01T10:00:40.000Z' })
     expect(changes).toEqual(['call.initiated:CALL_STARTED:usr_a', 'call.end:CALL_ENDED:usr_a'])
+  })
+})
+
+describe('presence actor: the idle timeout', () => {
+  test('an activity report schedules the durable timer at the deadline; its fire shows the user away, the next report available', async () => {
+    const host = newHost()
+    const user = newId('user')
+    const t0 = clock.now().toISOString()
+    await fireInOrder(host, [await spawnRow(user, { ...presenceInput(user, t0), registered_devices: ['dev_1'] })])
+    expect((await contextOf(host, user)).value).toBe('available')
+    await fireInOrder(host, [await tellRow(user, { type: 'ACTIVITY', idle_timeout_seconds: 60, at: t0 })])
+    const deadline = new Date(Date.parse(t0) + 60_000)
+    const pending = async () => (await database.db.select().from(durableTimers).where(eq(durableTimers.actorId, user))).filter((r) => r.name === 'idle_timeout')
+    const [timer] = await pending()
+    expect(timer?.dueAt.toISOString()).toBe(deadline.toISOString())
+
+    clock.set(deadline)
+    const [due] = await dueTimersOf(database.db, clock.now(), PRESENCE_KIND, user)
+    expect(due?.name).toBe('idle_timeout')
+    await host.fire(due!)
+    expect((await contextOf(host, user)).value).toBe('away')
+    expect(await pending()).toEqual([])
+
+    await fireInOrder(host, [await tellRow(user, { type: 'ACTIVITY', idle_timeout_seconds: 60, at: clock.now().toISOString() })])
+    expect((await contextOf(host, user)).value).toBe('available')
+    expect((await pending()).map((r) => r.dueAt.toISOString())).toEqual([new Date(deadline.getTime() + 60_000).toISOString()])
   })
 })

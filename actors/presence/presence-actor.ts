@@ -16,7 +16,7 @@
  * shared transaction, held every other step of it back.
  */
 import { enqueueActions } from 'xstate'
-import { admitPresenceCommand, type PresenceContext, type PresenceSnapshot, presenceMachine } from '../../machines/presence'
+import { admitPresenceCommand, idleDeadline, type PresenceContext, type PresenceSnapshot, presenceMachine } from '../../machines/presence'
 import type { Clock } from '../../src/clock'
 import type { Db } from '../../src/db/client'
 import { queueMembershipsOfUsers } from '../../src/services/routing/queues'
@@ -40,6 +40,14 @@ interface StandingChange {
   at: string
 }
 const STANDING_CHANGES = 'queueStanding'
+
+/** The idle timeout's durable timer, at the machine's deadline; one per user, the last scheduled wins (a stale fire is dropped by the machine). */
+const IDLE_TIMER = 'idle_timeout'
+function scheduleIdle(fx: Effects, before: PresenceContext, after: PresenceContext) {
+  const deadline = idleDeadline(after)
+  if (deadline === null || deadline === idleDeadline(before)) return
+  fx.schedule({ name: IDLE_TIMER, at: deadline, event: { type: 'TIMER', timer: 'idle_timeout', at: deadline } })
+}
 
 export function createPresenceKind(opts: PresenceKindOptions = {}) {
   const clock = opts.clock
@@ -73,6 +81,7 @@ export function createPresenceKind(opts: PresenceKindOptions = {}) {
         const before = context as PresenceContext
         enqueue(machineApply as never)
         enqueue(({ context: after }) => tellQueues(fx, before.user_id, before, after as PresenceContext, (event as unknown as { at: string }).at))
+        enqueue(({ context: after }) => scheduleIdle(fx, before, after as PresenceContext))
       }) as never,
     }),
     batchWriters: { [STANDING_CHANGES]: writeStandingChanges },

@@ -4,6 +4,7 @@ import {
   admitPresence,
   COMMAND_MESSAGE,
   PRESENCE_KIND,
+  presenceActivity,
   type PresenceCommandMessage,
   presenceStatusOf,
   readActorState,
@@ -132,6 +133,40 @@ export function userProfileRoutes(deps: GatewayDeps, base: ReturnType<typeof req
           auth: userLevel(),
           response: S.PresenceStatus,
         }),
+      },
+    )
+    .post(
+      '/v1/me/presence/activity',
+      async ({ auth, body }) => {
+        const p = auth.principal
+        if (p.kind !== 'user_session') throw new Error('unreachable: /v1/me/presence admits user tokens only')
+        const seconds = body?.idle_timeout_seconds ?? S.DEFAULT_IDLE_TIMEOUT_SECONDS
+        // Not audited, unlike the API's changes: a client reports activity every minute or so, a heartbeat rather than a change.
+        const after = await deps.db.transaction(async (tx) => {
+          const user = await getUser(tx, p.accountId, p.userId)
+          const at = deps.clock.now().toISOString()
+          const state = await readActorState(tx, PRESENCE_KIND, user.id)
+          const report = presenceActivity(state, user.id, seconds, at, user.createdAt.toISOString())
+          // As for PUT: a spawn already holding the report, and the report itself, land in either order with the same result.
+          if (!state) await spawnInTx(tx, deps.clock, PRESENCE_KIND, user.id, report.input)
+          await deps.actorMessages?.tell(tx, PRESENCE_KIND, user.id, report.event as { type: string } & Record<string, unknown>)
+          return report.after
+        })
+        await deps.actors?.wake(PRESENCE_KIND, p.userId).catch(() => {})
+        return presenceView(after)
+      },
+      {
+        body: t.Optional(S.PresenceActivityRequest),
+        detail: {
+          ...op('reportMyActivity', {
+            summary: 'Report the signed-in user’s activity (extension)',
+            description: `Extension beyond the spec (x-extension): the spec's "away = idle timeout". A client the user is working in reports activity (every minute or so while the user is active); after idle_timeout_seconds (default ${S.DEFAULT_IDLE_TIMEOUT_SECONDS}, 0: off) without a report, call or presence change, an available user shows away, and the next report brings them back. A manual away or dnd is the user's and stays. Users whose clients never report have no idle timeout. Answers the PresenceStatus as it will be. Reports are not written to the audit log. 400 validation_error with details.idle_timeout_seconds when it is not an integer from 0 to 86400.`,
+            tag: 'User Profile',
+            auth: userLevel(),
+            response: S.PresenceStatus,
+          }),
+          'x-extension': true,
+        },
       },
     )
 }

@@ -258,6 +258,18 @@ export const PresenceStatus = T.Object(
   { description: 'A user’s presence. updated_at is when status or status_text last changed (the user’s creation while it never has).' },
 )
 
+/** The idle timeout a client asks for when it reports activity. */
+export const DEFAULT_IDLE_TIMEOUT_SECONDS = 600
+export const PresenceActivityRequest = Body({
+  idle_timeout_seconds: T.Optional(
+    T.Integer({
+      minimum: 0,
+      maximum: 86_400,
+      description: `seconds without a report after which the user shows away (default ${DEFAULT_IDLE_TIMEOUT_SECONDS}); 0 turns the idle timeout off`,
+    }),
+  ),
+})
+
 export const PresenceUpdateRequest = Body(
   {
     status: T.Union(
