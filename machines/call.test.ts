@@ -235,6 +235,37 @@ describe('call.v1 lifecycle paths', () => {
     expect(endOf(r)).toMatchObject({ status: 'no-answer', answered_at: at(2), connected_at: null, user_id: 'u1' })
   })
 
+  test('a voice app answers: answered_at without connected_at, completed when the caller hangs up; a notify app only follows', () => {
+    const r = run(inbound({ user_id: null, to_user_id: undefined }), [
+      { type: 'APP_NOTIFY', app: 'va_watch', at: at(1) },
+      { type: 'RING', user_id: 'u1', at: at(1) },
+      { type: 'APP_ANSWER', app: 'va_ai', ai_agent: 'aia_1', at: at(31) },
+      { type: 'ANSWER', user_id: 'u1', at: at(32) }, // the app has the call: ignored
+      { type: 'HOLD', at: at(33) }, // nobody to hold: ignored
+      { type: 'HANGUP', side: 'caller', at: at(91) },
+    ])
+    expect(r.types).toEqual(['call.incoming', 'call.ringing', 'call.answered', 'call.end'])
+    r.emitted.forEach(checkShape)
+    expect(endOf(r)).toMatchObject({ status: 'completed', answered_at: at(31), connected_at: null, duration_seconds: 60, user_id: 'u1' })
+    expect(r.snapshot.context.handled_by).toEqual({ app: 'va_ai', ai_agent: 'aia_1' })
+    expect(r.snapshot.context.apps).toEqual(['va_watch', 'va_ai'])
+  })
+
+  test('a voice app’s call takes hangup and a blind transfer, and refuses hold with a reason', () => {
+    const r = run(inbound(), [{ type: 'APP_ANSWER', app: 'va_1', at: at(2) }])
+    expect(admitCallCommand(r.snapshot, { command: 'hold' }, at(3))).toEqual({
+      refused: { code: 'call_not_active', reason: 'is handled by a voice app: only hangup and a blind transfer apply' },
+    })
+    expect('event' in admitCallCommand(r.snapshot, { command: 'hangup' }, at(3))).toBe(true)
+    const moved = admitCallCommand(r.snapshot, { command: 'transfer', to: 'u2', mode: 'blind', new_call_id: 'call_x' }, at(3))
+    expect('event' in moved).toBe(true)
+    if (!('event' in moved)) return
+    r.actor.send(moved.event)
+    expect(r.emitted.map((e) => e.type).slice(-2)).toEqual(['call.transfer', 'call.end'])
+    expect(endOf(r)).toMatchObject({ status: 'completed', connected_at: null })
+    expect(r.spawned).toHaveLength(1)
+  })
+
   test('hold/resume and recording flags while answered', () => {
     const actorEvents: CallMachineEvent[] = [
       { type: 'RING', user_id: 'u1', at: at(1) },
@@ -399,6 +430,17 @@ const evArb: fc.Arbitrary<EvNoAt> = fc.oneof(
   { weight: 8, arbitrary: userArb.map((user_id) => ({ type: 'RING' as const, user_id })) },
   { weight: 6, arbitrary: userArb.map((user_id) => ({ type: 'ANSWER' as const, user_id })) },
   { weight: 2, arbitrary: fc.constant({ type: 'VOICEMAIL' as const }) },
+  {
+    weight: 2,
+    arbitrary: fc.oneof(
+      fc.record({
+        type: fc.constant('APP_ANSWER' as const),
+        app: fc.constantFrom('va_1', 'va_2'),
+        ai_agent: fc.option(fc.constant('aia_1'), { nil: undefined }),
+      }),
+      fc.record({ type: fc.constant('APP_NOTIFY' as const), app: fc.constantFrom('va_1', 'va_2') }),
+    ),
+  },
   { weight: 3, arbitrary: fc.constant({ type: 'MESSAGE_STORED' as const }) },
   { weight: 2, arbitrary: fc.constantFrom({ type: 'HOLD' as const }, { type: 'RESUME' as const }) },
   {
@@ -470,7 +512,7 @@ const inputArb: fc.Arbitrary<CallInput> = fc
 
 /** Reference model: what the final status and reported users must be, computed from the inputs alone. */
 function model(input: CallInput, events: CallMachineEvent[]) {
-  type Phase = 'pre' | 'connected' | 'vm' | 'ended' | 'transferred'
+  type Phase = 'pre' | 'connected' | 'vm' | 'app' | 'ended' | 'transferred'
   let phase: Phase = 'pre'
   let status: string | null = null
   let answeredBy: string | null = null
@@ -482,6 +524,7 @@ function model(input: CallInput, events: CallMachineEvent[]) {
   let consulted = 0
   const rung: string[] = []
   let remoteRang = false
+  let byApp = false
   const initiator = input.direction === 'inbound' ? null : (input.user_id ?? input.from_user_id ?? null)
   const end = (s: string, t: string) => {
     phase = 'ended'
@@ -501,6 +544,10 @@ function model(input: CallInput, events: CallMachineEvent[]) {
       } else if (e.type === 'VOICEMAIL') {
         phase = 'vm'
         answeredAt = e.at
+      } else if (e.type === 'APP_ANSWER') {
+        phase = 'app'
+        byApp = true
+        answeredAt = e.at
       } else if (e.type === 'BUSY') end('busy', e.at)
       else if (e.type === 'FAIL') end('failed', e.at)
       else if (e.type === 'TIMER' || e.type === 'HANGUP') end('no-answer', e.at)
@@ -512,6 +559,14 @@ function model(input: CallInput, events: CallMachineEvent[]) {
         spawned++
       } else if (e.type === 'WARM_TRANSFER' && !input.consultation) consulted++
       else if (e.type === 'COMPLETE_WARM_TRANSFER' && input.consultation) phase = 'transferred'
+    } else if (phase === 'app') {
+      // a voice app's call: done when someone hangs up (completed: the app took it) or it is transferred
+      if (e.type === 'HANGUP') end('completed', e.at)
+      else if (e.type === 'FAIL') end('failed', e.at)
+      else if (e.type === 'BLIND_TRANSFER' && !input.consultation) {
+        end('completed', e.at)
+        spawned++
+      }
     } else if (phase === 'vm') {
       if (e.type === 'MESSAGE_STORED') stored = true
       else if (e.type === 'FAIL') end('failed', e.at)
@@ -523,7 +578,7 @@ function model(input: CallInput, events: CallMachineEvent[]) {
   else if (answeredBy) userId = answeredBy
   else if (rung.length === 1) userId = rung[0]
   else if (rung.length === 0 && input.direction === 'inbound' && input.user_id) userId = input.user_id
-  return { phase, status, connected, answeredAt, endedAt, userId, rung, remoteRang, spawned, consulted }
+  return { phase, status, connected, answeredAt, endedAt, userId, rung, remoteRang, spawned, consulted, byApp }
 }
 
 describe('call.v1 random scenarios obey the Call events rules', () => {
@@ -615,7 +670,8 @@ describe('call.v1 random scenarios obey the Call events rules', () => {
             expect(d.status).toBe(m.status as never)
             // connected_at null iff nobody answered (voicemail answer and unanswered calls have none)
             expect(d.connected_at === null).toBe(!m.connected)
-            if (d.status === 'completed') expect(d.connected_at).not.toBeNull()
+            // completed: a person took the call, or a voice app did (answered, nobody connected)
+            if (d.status === 'completed' && !m.byApp) expect(d.connected_at).not.toBeNull()
             if (d.status === 'voicemail') expect(d.connected_at).toBeNull()
             expect(d.answered_at).toBe(m.answeredAt)
             expect(d.ended_at).toBe(m.endedAt!)

@@ -67,6 +67,14 @@ export type CallMachineEvent =
   | ({ type: 'ANSWER'; user_id?: string | null } & At)
   /** answered by voicemail / a greeting: signalling answer with nobody connected. */
   | ({ type: 'VOICEMAIL' } & At)
+  /**
+   * answered by a voice app (`app`): a program in control of the call (a webhook app)
+   * or, with `ai_agent`, an AI agent talking to the caller. A signalling answer with
+   * nobody connected; the app follows the call from here (its events go to the app).
+   */
+  | ({ type: 'APP_ANSWER'; app: string; ai_agent?: string } & At)
+  /** a notify-mode voice app was told of the call, which goes on routing: the app follows it from here. */
+  | ({ type: 'APP_NOTIFY'; app: string } & At)
   /** a voicemail message was stored for this call (`message`: where, when the media role stored the audio itself). */
   | ({ type: 'MESSAGE_STORED'; message?: StoredMedia } & At)
   /** the media role stored the call's recording (a real call): what follows the end names it. */
@@ -222,6 +230,10 @@ export interface CallContext {
   /** on hold because a phone put it there (absent when not, and in older snapshots): the API cannot take that hold off. */
   held_by_phone?: boolean
   message_stored: boolean
+  /** the voice app that answered the call (absent when none, and in older snapshots). */
+  handled_by?: { app: string; ai_agent?: string }
+  /** voice apps following the call (notified or answering), in order: its events from then on go to them too (absent: none). */
+  apps?: string[]
   /** what the media role stored of a real call (absent for simulated calls and in older snapshots). */
   stored?: { recording?: StoredMedia; message?: StoredMedia }
   recording: { on: boolean; paused: boolean }
@@ -349,6 +361,9 @@ const endWith = (c: CallContext, status: CallStatus, at: string): Partial<CallCo
   recording: { on: false, paused: false },
 })
 
+/** The apps following the call once `app` does too. */
+const following = (c: CallContext, app: string): string[] => (c.apps?.includes(app) ? c.apps : [...(c.apps ?? []), app])
+
 // ---------------------------------------------------------------- machine
 
 type Ev<T extends CallMachineEvent['type']> = Extract<CallMachineEvent, { type: T }>
@@ -412,7 +427,15 @@ export const callMachine = setup({
     recordingOff: ({ context, event }) => validAt(event.at) && !context.recording.on,
     recordingAny: ({ context, event }) => validAt(event.at) && context.recording.on,
     blindAllowed: ({ context, event }) =>
-      event.type === 'BLIND_TRANSFER' && validAt(event.at) && !context.input.consultation && !!event.to && !!event.by && !!event.new_call_id,
+      event.type === 'BLIND_TRANSFER' &&
+      validAt(event.at) &&
+      (context.connected_at !== null || context.handled_by !== undefined) &&
+      !context.input.consultation &&
+      !!event.to &&
+      !!event.by &&
+      !!event.new_call_id,
+    appEvent: ({ event }) =>
+      (event.type === 'APP_ANSWER' || event.type === 'APP_NOTIFY') && validAt(event.at) && typeof event.app === 'string' && event.app.length > 0,
     warmTransferAllowed: ({ context, event }) =>
       event.type === 'WARM_TRANSFER' && validAt(event.at) && !context.input.consultation && !!event.to && !!event.by && !!event.consultation_call_id,
     warmAllowed: ({ context, event }) =>
@@ -534,6 +557,21 @@ export const callMachine = setup({
             { type: 'emit', params: ({ context }) => ({ type: 'call.answered' as const, data: answeredData(context) }) },
           ],
         },
+        APP_NOTIFY: {
+          guard: 'appEvent',
+          actions: assign(({ context, event }) => ({ apps: following(context, (event as Ev<'APP_NOTIFY'>).app) })),
+        },
+        APP_ANSWER: {
+          guard: 'appEvent',
+          target: 'answered.app',
+          actions: [
+            assign(({ context, event }) => {
+              const e = event as Ev<'APP_ANSWER'>
+              return { answered_at: e.at, handled_by: { app: e.app, ...(e.ai_agent ? { ai_agent: e.ai_agent } : {}) }, apps: following(context, e.app) }
+            }),
+            { type: 'emit', params: ({ context }) => ({ type: 'call.answered' as const, data: answeredData(context) }) },
+          ],
+        },
         BUSY: { guard: 'validAt', target: 'ended', actions: assign(({ context, event }) => endWith(context, 'busy', event.at)) },
         FAIL: { guard: 'validAt', target: 'ended', actions: assign(({ context, event }) => endWith(context, 'failed', event.at)) },
         TIMER: {
@@ -621,38 +659,6 @@ export const callMachine = setup({
               guard: 'validAt',
               actions: assign(({ context, event }) => ({ stored: { ...context.stored, recording: (event as Ev<'RECORDING_STORED'>).recording } })),
             },
-            BLIND_TRANSFER: {
-              guard: 'blindAllowed',
-              target: '#call-ended',
-              actions: [
-                assign(({ context, event }) => endWith(context, 'completed', event.at)),
-                {
-                  type: 'emit',
-                  params: ({ context, event }) => {
-                    const e = event as Ev<'BLIND_TRANSFER'>
-                    return {
-                      type: 'call.transfer' as const,
-                      data: transferData(context, e.to, e.by, e.new_call_id, e.at),
-                    }
-                  },
-                },
-                {
-                  type: 'spawnCall',
-                  params: ({ context, event }) => {
-                    const e = event as Ev<'BLIND_TRANSFER'>
-                    return {
-                      call_id: e.new_call_id,
-                      related_call: context.input.call_id,
-                      transferred_to: e.to,
-                      transferred_by: e.by,
-                      from_number: context.input.from_number,
-                      from_name: context.from_name,
-                      at: e.at,
-                    }
-                  },
-                },
-              ],
-            },
             WARM_TRANSFER: {
               guard: 'warmTransferAllowed',
               target: '.held',
@@ -680,6 +686,8 @@ export const callMachine = setup({
             },
           },
         },
+        /** a voice app has the call (handled_by): it may hang up or transfer it; the caller may hang up. */
+        app: {},
         voicemail: {
           on: {
             MESSAGE_STORED: {
@@ -693,11 +701,44 @@ export const callMachine = setup({
         },
       },
       on: {
+        /** A blind transfer of a call someone took (connected, held or not) or a voice app answered. */
+        BLIND_TRANSFER: {
+          guard: 'blindAllowed',
+          target: '#call-ended',
+          actions: [
+            assign(({ context, event }) => endWith(context, 'completed', event.at)),
+            {
+              type: 'emit',
+              params: ({ context, event }) => {
+                const e = event as Ev<'BLIND_TRANSFER'>
+                return {
+                  type: 'call.transfer' as const,
+                  data: transferData(context, e.to, e.by, e.new_call_id, e.at),
+                }
+              },
+            },
+            {
+              type: 'spawnCall',
+              params: ({ context, event }) => {
+                const e = event as Ev<'BLIND_TRANSFER'>
+                return {
+                  call_id: e.new_call_id,
+                  related_call: context.input.call_id,
+                  transferred_to: e.to,
+                  transferred_by: e.by,
+                  from_number: context.input.from_number,
+                  from_name: context.from_name,
+                  at: e.at,
+                }
+              },
+            },
+          ],
+        },
         HANGUP: {
           guard: 'validAt',
           target: 'ended',
           actions: assign(({ context, event }) =>
-            endWith(context, context.connected_at ? 'completed' : context.message_stored ? 'voicemail' : 'no-answer', event.at),
+            endWith(context, context.connected_at || context.handled_by ? 'completed' : context.message_stored ? 'voicemail' : 'no-answer', event.at),
           ),
         },
         /** The call was lost under way (the media process holding its legs died): it ends failed, whatever was said. */
@@ -794,6 +835,8 @@ function refusalOf(snapshot: CallSnapshot, c: CallCommand): CallCommandRefusal {
   if (snapshot.status !== 'active') return notActive('has ended')
   const connected = isConnected(snapshot)
   const consultation = !!snapshot.context.input.consultation
+  // A voice app's call takes hangup and a blind transfer, nothing that needs a person on it.
+  if (snapshot.matches({ answered: 'app' })) return notActive('is handled by a voice app: only hangup and a blind transfer apply')
   switch (c.command) {
     case 'transfer':
       if (!connected) return notActive('is not answered')

@@ -150,6 +150,7 @@ function project(now: Date, c: CallContext & { input: CallActorInput }, ev: Call
           patch: {
             id,
             updatedAt: now,
+            ...(c.handled_by?.ai_agent ? { summary: agentSummary(c, ev.data) } : {}),
             status: ev.data.status,
             answeredAt: date(ev.data.answered_at),
             connectedAt: date(ev.data.connected_at),
@@ -165,6 +166,15 @@ function project(now: Date, c: CallContext & { input: CallActorInput }, ev: Call
     default:
       return []
   }
+}
+
+/**
+ * An AI agent's call summary. The sandbox has no speech, so it says what the call
+ * was, not what was said; a live agent's vendor summary takes its place.
+ */
+function agentSummary(c: CallContext & { input: CallActorInput }, end: CallEndData): string {
+  const agent = c.input.ai_agent?.id === c.handled_by?.ai_agent ? c.input.ai_agent!.name : c.handled_by!.ai_agent!
+  return `AI agent ${agent} handled a ${end.duration_seconds}-second call from ${c.input.from_number}${c.input.simulated ? ' (simulated call, no transcript)' : ''}.`
 }
 
 const CALL_LOG_INSERT = 'call_log.insert'
@@ -198,6 +208,7 @@ export function createCallKind(opts: CallKindOptions) {
           mode: input.owner.mode,
           type: params.type,
           data: params.data as unknown as Record<string, unknown>,
+          ...(c.apps?.length ? { voiceApps: c.apps } : {}),
         })
         logTransition(fx, opts.log, input, params)
         // The call log moves in the same transaction as the event (batched with the other steps' changes).

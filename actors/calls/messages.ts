@@ -47,6 +47,8 @@ export interface CallActorInput extends CallInput {
    * call itself may have rung others first (a ring group's no-answer target).
    */
   voicemail_box?: { type: 'user' | 'shared'; id: string }
+  /** The AI agent a routed call ends with, when its plan ends in one: its name goes into the call's summary. */
+  ai_agent?: { id: string; name: string }
   /**
    * A call SIP placed (media/b2bua), held by the media process `media_node`: its end
    * is told to the media role, which takes down legs still up (an API hang-up); a

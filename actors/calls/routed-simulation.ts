@@ -69,6 +69,8 @@ export interface RoutedCallRequest {
   talk_seconds: number
   /** The caller hangs up this many seconds after the call arrives, if it is not answered by then. */
   hangup_after_seconds?: number
+  /** AI agent names by id: an AI agent's call summary names its agent. */
+  ai_agent_names?: Readonly<Record<string, string>>
   /** Queue names by id (queue.call.* events carry queue_name). */
   queue_names: Readonly<Record<string, string>>
   /**
@@ -206,11 +208,11 @@ function playStretch(p: Stretch): StretchResult {
   /**
    * The plan ends without anyone connected. Rung and unanswered: the ring times out
    * (no-answer) or, when every leg was busy, busy. Never rung (dropped, a hangup
-   * node): the system hangs up. A voice app or AI agent is not simulated: the
-   * caller hangs up after talk_seconds.
+   * node): the system hangs up. A menu still waiting for a digit (past
+   * MAX_SIMULATED_MENUS): the caller hangs up after talk_seconds.
    */
   const finalHangup = (step: Step | undefined): StretchResult => {
-    if (step && (step.kind === 'voice_app' || step.kind === 'ai_agent' || step.kind === 'gather')) {
+    if (step?.kind === 'gather') {
       if (!callerLeavesBefore(t + talk)) t += talk
       return callerHangsUp()
     }
@@ -285,6 +287,8 @@ function playStretch(p: Stretch): StretchResult {
         t += PROMPT_SECONDS
         break
       case 'notify':
+        // The app follows the call from here (its events go to the app's URL); the plan goes on.
+        send(t, { type: 'APP_NOTIFY', app: step.app })
         break
       case 'voicemail': {
         if (callerLeavesBefore(t)) return callerHangsUp()
@@ -300,7 +304,13 @@ function playStretch(p: Stretch): StretchResult {
         return result('voicemail', null)
       }
       case 'voice_app':
-      case 'ai_agent':
+      case 'ai_agent': {
+        // The app (or its AI agent) answers at once and talks until the caller hangs up; a control app may end or move it first (POST /v1/calls/{id}).
+        if (callerLeavesBefore(t)) return callerHangsUp()
+        send(t, { type: 'APP_ANSWER', app: step.app, ...(step.kind === 'ai_agent' ? { ai_agent: step.agent } : {}) })
+        send(callerLeavesBefore(t + talk) ? Math.max(t, hangupAt!) : t + talk, { type: 'HANGUP', side: 'caller' })
+        return result('completed', null)
+      }
       case 'gather':
       case 'hangup':
         return finalHangup(step)
@@ -370,6 +380,7 @@ export function planRoutedCall(req: RoutedCallRequest, now: Date, ids: { call: s
     owner: req.owner,
     simulated: true,
     ...(last?.kind === 'voicemail' ? { voicemail_box: { type: last.box.type, id: last.box.id } } : {}),
+    ...(last?.kind === 'ai_agent' ? { ai_agent: { id: last.agent, name: req.ai_agent_names?.[last.agent] ?? last.agent } } : {}),
   }
   // The queues the call may wait in learn when it ends, however it ends (a hangup command included).
   const queues = [...new Set(req.plan.steps.flatMap((s) => (s.kind === 'enqueue' ? [s.queue] : [])))]

@@ -14,6 +14,8 @@ export interface NewEvent {
   mode: 'test' | 'live'
   type: string
   data: Record<string, unknown>
+  /** Voice apps the event also goes to, signed with each app's secret (a call's events once an app follows it). */
+  voiceApps?: readonly string[]
 }
 
 export interface StoredEvent {
@@ -57,10 +59,10 @@ export function prepareEvents(clock: Clock, list: NewEvent[]): PreparedEvent[] {
 }
 
 const INSERT_EVENTS = statement<{ seq: number | string; id: string }>(
-  `insert into events (id, platform_id, account_id, mode, type, body, created_at)
-    select id, platform_id, account_id, mode, type, body, created_at
+  `insert into events (id, platform_id, account_id, mode, type, body, created_at, voice_apps)
+    select id, platform_id, account_id, mode, type, body, created_at, voice_apps
     from jsonb_to_recordset($1::jsonb)
-      as x(ord integer, id text, platform_id text, account_id text, mode text, type text, body text, created_at timestamptz)
+      as x(ord integer, id text, platform_id text, account_id text, mode text, type text, body text, created_at timestamptz, voice_apps jsonb)
     order by ord
     returning seq, id`,
 )
@@ -82,6 +84,7 @@ export async function insertEvents(tx: Db, list: PreparedEvent[]): Promise<Store
     type: e.type,
     body: e.body,
     created_at: e.createdAt.toISOString(),
+    ...(e.voiceApps?.length ? { voice_apps: e.voiceApps } : {}),
   }))
   const stored = await INSERT_EVENTS.rows(tx, [JSON.stringify(rows)])
   const seqOf = new Map(stored.map((r) => [r.id, Number(r.seq)]))

@@ -21,6 +21,8 @@ export const events = pgTable(
     body: text('body').notNull(),
     createdAt: ts('created_at').notNull(),
     dispatched: boolean('dispatched').notNull().default(false),
+    /** Voice apps the event also goes to (a call's events once an app follows it); null: none. */
+    voiceApps: jsonb('voice_apps').$type<string[]>(),
   },
   (t) => [index('events_undispatched_idx').on(t.seq).where(sql`${t.dispatched} = false`), index('events_account_seq_idx').on(t.accountId, t.seq)],
 )

@@ -8,7 +8,6 @@
  */
 import { eq } from 'drizzle-orm'
 import { openSecret } from '../../auth/master-key'
-import { sealedContext } from '../../auth/sealed-columns'
 import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
 import { webhookDeliveries, webhookEndpoints } from '../../db/schema'
@@ -16,6 +15,7 @@ import { deliveryHeaders } from '../signing'
 import type { WebhookResult, WebhookTransport } from '../webhook-transport'
 import type { Delivered } from './health'
 import type { DeliveryRow, EndpointRow, Job } from './types'
+import { isVoiceAppTarget, loadVoiceAppTargets, targetSecretContext } from './voice-app-targets'
 
 /** Most attempts out at once (across all lanes and retries). */
 export const MAX_PARALLEL = 128
@@ -135,7 +135,7 @@ function signingSecrets() {
     const key = `${endpoint.id}\u0000${endpoint.secret}`
     let plain = opened.get(key)
     if (plain === undefined) {
-      plain = openSecret(endpoint.secret, sealedContext.webhookSecret(endpoint.id))
+      plain = openSecret(endpoint.secret, targetSecretContext(endpoint.id))
       if (opened.size >= MAX_OPENED_SECRETS) opened.clear()
       opened.set(key, plain)
     }
@@ -167,7 +167,9 @@ export function createAttempter(deps: {
       // A first attempt uses the row read moments ago (by its dispatch, mostly); a retry reads it anew.
       let endpoint = d.attempts === 0 ? endpoints.fresh(d.endpointId) : undefined
       if (!endpoint) {
-        ;[endpoint] = await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, d.endpointId))
+        ;[endpoint] = isVoiceAppTarget(d.endpointId)
+          ? await loadVoiceAppTargets(db, [d.endpointId])
+          : await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, d.endpointId))
         if (endpoint) endpoints.set(endpoint)
         else endpoints.delete(d.endpointId)
       }

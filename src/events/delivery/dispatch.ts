@@ -1,7 +1,8 @@
 /**
  * Claiming committed events. Dispatch turns committed, undispatched outbox events
  * into one delivery row per matching endpoint (same mode, enabled_events match,
- * platform-global or the event's account), in one transaction with marking the
+ * platform-global or the event's account) and per webhook voice app the event names
+ * (voice-app-targets.ts), in one transaction with marking the
  * events dispatched; only after commit are the first attempts handed to their lanes,
  * in commit order. Resume hands back, after a restart, the first attempts that were
  * pending (rows with no attempt yet), in the same order.
@@ -15,6 +16,7 @@ import { newId } from '../../ids'
 import type { EndpointCache } from './attempt'
 import { MAX_RETRIES } from './retries'
 import type { DeliveryRow, EndpointRow, Job } from './types'
+import { loadVoiceAppTargets } from './voice-app-targets'
 
 /** Most events taken by one dispatch transaction. */
 export const DISPATCH_BATCH = 500
@@ -79,32 +81,39 @@ export function createDispatcher(deps: {
         if (batch.length === 0) return 0
         const platformIds = [...new Set(batch.map((e) => e.platformId))]
         const endpoints = await selectRows(tx, webhookEndpoints, sql`where platform_id = any(${pgArray(platformIds)}::text[]) and status = 'enabled'`)
-        endpointCache.replacePlatforms(platformIds, endpoints)
+        // Webhook voice apps following a call get its events too (voice-app-targets.ts).
+        const apps = await loadVoiceAppTargets(tx, [...new Set(batch.flatMap((e) => e.voiceApps ?? []))])
+        endpointCache.replacePlatforms(platformIds, [...endpoints, ...apps])
+        const appById = new Map(apps.map((a) => [a.id, a]))
         const now = clock.now()
         const rows: DeliveryRow[] = []
+        const deliver = (e: (typeof batch)[number], ep: EndpointRow) => {
+          rows.push({
+            id: newId('webhookDelivery'),
+            eventSeq: e.seq,
+            eventId: e.id,
+            endpointId: ep.id,
+            accountId: e.accountId,
+            state: 'pending',
+            attempts: 0,
+            // An unhealthy endpoint gets each event once, without retries.
+            maxAttempts: ep.unhealthySince ? 1 : 1 + MAX_RETRIES,
+            nextAttemptAt: now,
+            lastStatus: null,
+            lastError: null,
+            committedAt: e.createdAt,
+            firstAttemptAt: null,
+            deliveredAt: null,
+            createdAt: now,
+            updatedAt: now,
+          })
+          jobs.push({ delivery: rows[rows.length - 1]!, body: e.body })
+        }
         for (const e of batch) {
-          for (const ep of endpoints) {
-            if (ep.platformId !== e.platformId || !matchesEndpoint(ep, e)) continue
-            rows.push({
-              id: newId('webhookDelivery'),
-              eventSeq: e.seq,
-              eventId: e.id,
-              endpointId: ep.id,
-              accountId: e.accountId,
-              state: 'pending',
-              attempts: 0,
-              // An unhealthy endpoint gets each event once, without retries.
-              maxAttempts: ep.unhealthySince ? 1 : 1 + MAX_RETRIES,
-              nextAttemptAt: now,
-              lastStatus: null,
-              lastError: null,
-              committedAt: e.createdAt,
-              firstAttemptAt: null,
-              deliveredAt: null,
-              createdAt: now,
-              updatedAt: now,
-            })
-            jobs.push({ delivery: rows[rows.length - 1]!, body: e.body })
+          for (const ep of endpoints) if (ep.platformId === e.platformId && matchesEndpoint(ep, e)) deliver(e, ep)
+          for (const id of e.voiceApps ?? []) {
+            const app = appById.get(id)
+            if (app?.accountId === e.accountId) deliver(e, app)
           }
         }
         for (let i = 0; i < rows.length; i += INSERT_BATCH)

@@ -183,6 +183,8 @@ export interface CallLogPatch {
   userId?: string
   toUserId?: string
   relatedCall?: string
+  /** the AI text about the call (an AI agent's call, at its end). */
+  summary?: string
 }
 
 const iso8601 = (d: Date | undefined) => d?.toISOString()
@@ -209,10 +211,11 @@ const PATCH_CALL_LOGS = statement(
       duration_seconds = coalesce(x.duration_seconds, c.duration_seconds),
       to_user_id = coalesce(x.to_user_id, c.to_user_id),
       related_call = coalesce(x.related_call, c.related_call),
+      summary = coalesce(x.summary, c.summary),
       updated_at = x.updated_at
     from jsonb_to_recordset($1::jsonb) as x(id text, ring_at timestamptz, ring_user text, answered_at timestamptz,
       connected_at timestamptz, ended_at timestamptz, status text, duration_seconds integer, user_id text, to_user_id text,
-      related_call text, updated_at timestamptz)
+      related_call text, summary text, updated_at timestamptz)
     where c.id = x.id`,
 )
 
@@ -259,6 +262,7 @@ export async function patchCallLogs(tx: Db, patches: CallLogPatch[]): Promise<vo
     user_id: p.userId,
     to_user_id: p.toUserId,
     related_call: p.relatedCall,
+    summary: p.summary,
     updated_at: p.updatedAt.toISOString(),
   }))
   await PATCH_CALL_LOGS.rows(tx, [JSON.stringify(json)])

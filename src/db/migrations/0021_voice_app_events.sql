@@ -1,0 +1,1 @@
+ALTER TABLE "events" ADD COLUMN "voice_apps" jsonb;
