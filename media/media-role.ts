@@ -16,7 +16,7 @@ import { onClickToCall, onSipCallControl, onSipCallEnded } from './b2bua/bus-not
 import { rtpCallMedia } from './b2bua/call-media'
 import { callerAuthenticator } from './b2bua/caller-auth'
 import { callDirectory } from './b2bua/directory'
-import type { CallActors, RecordingStorage } from './b2bua/ports'
+import type { CallActors, CallRouting, RecordingStorage } from './b2bua/ports'
 import { startCheckSyncNotifier } from './registrar/check-sync-notify'
 import { registrarOnDatabase } from './registrar/directory'
 import type { DeviceTellWriter } from './device-tell-batcher'
@@ -39,6 +39,10 @@ export interface MediaRoleOptions {
   callActors: CallActors
   /** Where call recordings go (the storage the simulator's recordings use). */
   recordings?: RecordingStorage
+  /** The account's routing for calls to numbers and to extensions that reach no single user (the routing engine, bound by the composition root). */
+  route?: CallRouting
+  /** Source addresses of carrier trunks (SIP_TRUNK_SOURCES). */
+  trunkSources?: readonly string[]
 }
 
 export interface MediaRole {
@@ -88,6 +92,8 @@ export async function startMediaRole(o: MediaRoleOptions): Promise<MediaRole> {
     directory: callDirectory(o.db),
     actors: o.callActors,
     recordings: o.recordings,
+    route: o.route,
+    trunkSources: new Set(o.trunkSources ?? []),
     // The call's media figures, kept for GET /v1/quality/summary and worst-calls.
     onMediaFinished: (m) => void storeCallQuality(o.db, m, o.clock.now()).catch((err) => o.log.error({ err, call_id: m.call_id }, 'call quality not stored')),
     media: rtpCallMedia({ host: o.sipHost, pool: createPortPool({ host: o.sipHost, min: o.rtpPortMin, max: o.rtpPortMax }), log: o.log }),

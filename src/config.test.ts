@@ -16,6 +16,15 @@ describe('media settings (SIP_HOST, SIP_PORT, RTP_PORT_MIN, RTP_PORT_MAX)', () =
     bad({ SIP_HOST: '300.1.1.1' }, /SIP_HOST must be an IPv4 or IPv6 address/)
   })
 
+  test('SIP_TRUNK_SOURCES: a comma-separated list of IP addresses, none by default', () => {
+    expect(loadConfig({}).sipTrunkSources).toEqual([])
+    expect(loadConfig({ SIP_TRUNK_SOURCES: '203.0.113.5, 2001:db8::1' }).sipTrunkSources).toEqual(['203.0.113.5', '2001:db8::1'])
+    bad(
+      { SIP_TRUNK_SOURCES: '203.0.113.5,carrier.example' },
+      /SIP_TRUNK_SOURCES must be a comma-separated list of IPv4 or IPv6 addresses, got "carrier.example"/,
+    )
+  })
+
   test('the RTP range starts even and holds at least one pair', () => {
     expect(loadConfig({ RTP_PORT_MIN: '40000', RTP_PORT_MAX: '40001' })).toMatchObject({ rtpPortMin: 40000, rtpPortMax: 40001 })
     bad({ RTP_PORT_MIN: '40001' }, /RTP_PORT_MIN must be even/)

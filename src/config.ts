@@ -32,6 +32,8 @@ export interface Config {
   sipPort: number
   /** Address the media role binds and advertises in SIP and SDP. */
   sipHost: string
+  /** Source addresses of carrier SIP trunks: their INVITEs to the accounts' numbers are inbound calls (no digest; carriers authenticate by address). */
+  sipTrunkSources: string[]
   /** UDP port range of media legs (RTP on the even port, RTCP on the next). */
   rtpPortMin: number
   rtpPortMax: number
@@ -128,6 +130,16 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
 }
 
 /** An IP address (v4 or v6) to bind and advertise: a host name would have to be resolved, and SDP carries an address. */
+/** A comma-separated list of IP addresses (empty: none). */
+function ipAddresses(env: Env, name: string): string[] {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === '') return []
+  const list = raw.split(',').map((a) => a.trim())
+  const bad = list.find((a) => !ipaddr.isValid(a))
+  if (bad !== undefined) throw new ConfigError(`${name} must be a comma-separated list of IPv4 or IPv6 addresses, got "${bad}"`)
+  return list
+}
+
 function ipAddress(env: Env, name: string, fallback: string): string {
   const raw = env[name]
   if (raw === undefined || raw === '') return fallback
@@ -197,6 +209,7 @@ export function loadConfig(env: Env = process.env, args: string[] = []): Config 
     webhookAllowPrivateTargets: flag(env, 'WEBHOOK_ALLOW_PRIVATE_TARGETS'),
     sipPort: int(env, 'SIP_PORT', 5060, 0, 65535),
     sipHost: ipAddress(env, 'SIP_HOST', '127.0.0.1'),
+    sipTrunkSources: ipAddresses(env, 'SIP_TRUNK_SOURCES'),
     ...rtpPorts(env),
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: env.MAIL_FROM || 'Business Voice <no-reply@localhost>',

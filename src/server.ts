@@ -35,6 +35,7 @@ import { clickToCallPublisher, sipCallEndedPublisher } from '../media/b2bua/bus-
 import { type MediaRole, startMediaRole } from '../media/media-role'
 import type { SipServer } from '../media/sip/server'
 import { sipCallActors } from '../actors/calls/sip-calls'
+import { callRouter } from '../actors/calls/call-router'
 import { deviceTellWriter } from '../actors/devices/registrar-messages'
 import { registeredDevicesFromBindings } from './services/devices/registrations'
 import { startDataLifecycle } from './services/data-lifecycle/sweeper'
@@ -184,6 +185,8 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
         secret: secrets.sessionKey,
         writeTells: writeDeviceTells,
         recordings: storage,
+        route: callRouter(database.db),
+        trunkSources: config.sipTrunkSources,
         callActors: sipCallActors({ db: database.db, clock, wake: actorClient ? (kind, id, rows) => actorClient.wake(kind, id, rows) : undefined }),
       })
     : undefined

@@ -31,8 +31,20 @@ import { parseReferTo, referNotify } from '../sip/refer'
 import { newTag } from '../sip/response'
 import type { SipServer } from '../sip/server'
 import type { CallerAuth } from './caller-auth'
-import type { CallDirectory, CalleeContact } from './directory'
-import type { CallActors, CallMedia, CallMediaSession, CallOwner, CallRecording, LegMediaStats, RecordingStorage, SipCallEvent } from './ports'
+import type { AccountOwner, CallDirectory, CalleeContact } from './directory'
+import type {
+  CallActors,
+  CallMedia,
+  CallMediaSession,
+  CallOwner,
+  CallPlan,
+  CallRecording,
+  CallRouting,
+  LegMediaStats,
+  RecordingStorage,
+  SipCallEvent,
+  SipCallStart,
+} from './ports'
 import { answerDirection, type AudioOffer, DEFAULT_DTMF_PT, type Direction, type G711, readAudio, writeAudio } from './sdp'
 import type { SipCallControlNotice } from './bus-notices'
 import { swapSides } from './call-media'
@@ -51,6 +63,10 @@ export interface B2buaDeps {
   media: CallMedia
   /** Where recordings of calls go; without it calls are not recorded. */
   recordings?: RecordingStorage
+  /** The account's routing for a call to a number or an extension that is not a user's (ring groups, dial plans...); absent: such calls get 480. */
+  route?: CallRouting
+  /** Source addresses of carrier trunks: their INVITEs to the accounts' numbers are inbound calls, without digest. */
+  trunkSources?: ReadonlySet<string>
   /** An answered call's media figures, once it ended (kept with the call for the quality endpoints). */
   onMediaFinished?(media: FinishedCallMedia & { owner: CallOwner; ended_at: string }): void
   log?: Logger
@@ -317,6 +333,7 @@ export function createB2bua(deps: B2buaDeps) {
     call.callee = { callId, local: from, remote: to, remoteTarget, via: target, cseq: 1, offer: answer, sdpVersion: 2 }
     bySipCallId.set(callId, { call, side: 'callee' })
     call.state = 'answered'
+    call.users.callee = userId
     for (const f of call.forks) f.cancel()
     if (answer && codec) call.media.setCallee({ address: answer.address, port: answer.port, codec, dtmfPayloadType: answer.dtmfPayloadType })
     if (call.transferred) connectTransferred(call)
@@ -343,92 +360,174 @@ export function createB2bua(deps: B2buaDeps) {
     })
   }
 
-  const ring = (call: Call, contacts: CalleeContact[], userId: string, fromHeader: (tag: string) => string, calleeNumber: string) => {
-    let left = contacts.length
-    let busy = false
-    let rang = false
-    const oneDone = () => {
-      if (--left > 0 || call.state !== 'ringing') return
-      if (!busy) {
-        void toVoicemail(call, userId)
-        return
+  /**
+   * One ring step: every registered contact of these users rings at once for
+   * `timeoutS` (simulated seconds). The first to answer takes the call and the other
+   * forks get CANCEL; a user's first 18x is their RING. Resolves how the step ended:
+   * answered, busy (every contact declined busy) or no-answer (rang out, or declined
+   * otherwise); the step's forks are cancelled when it ends unanswered.
+   */
+  const ringStep = (
+    call: Call,
+    users: { userId: string; contacts: CalleeContact[] }[],
+    timeoutS: number,
+    fromHeader: (tag: string) => string,
+    calleeNumber: string,
+  ): Promise<'answered' | 'busy' | 'no-answer'> =>
+    new Promise((resolve) => {
+      const forks: InviteHandle[] = []
+      let left = users.reduce((n, u) => n + u.contacts.length, 0)
+      let allBusy = true
+      let settled = false
+      const settle = (end: 'answered' | 'busy' | 'no-answer') => {
+        if (settled) return
+        settled = true
+        if (end !== 'answered') for (const f of forks) f.cancel()
+        resolve(end)
       }
-      tell(call, { type: 'BUSY', at: at() })
-      call.answerCaller({ status: 486 })
-      finish(call)
-    }
-    after(call, RING_TIMEOUT_S, () => void toVoicemail(call, userId))
-    for (const contact of contacts) {
-      const target: SipSource = { transport: contact.transport, address: contact.address, port: contact.port }
-      const callId = `${newTag()}${newTag()}@${deps.host}`
-      const request = offerTo(contact, callId, fromHeader(newTag()), `<sip:${calleeNumber}@${deps.host}>`, call.media.calleePort, call.sessionId)
-      const handle = deps.sip.sendInvite(target, request, {
-        onProvisional: (response) => {
-          if (rang || call.state !== 'ringing' || (response.statusCode ?? 0) < 180) return
-          rang = true
-          tell(call, { type: 'RING', user_id: userId, at: at() })
-        },
-        onRetransmitted2xx: (response) =>
-          deps.sip.sendRaw(
-            ackFor2xx(
-              {
-                uri: call.callee?.remoteTarget ?? contact.uri,
-                from: request.headers[0]![1],
-                to: header(response, 'to'),
-                callId,
-                cseq: 1,
+      const rang = new Set<string>()
+      after(call, timeoutS, () => settle('no-answer'))
+      for (const { userId, contacts } of users)
+        for (const contact of contacts) {
+          const target: SipSource = { transport: contact.transport, address: contact.address, port: contact.port }
+          const callId = `${newTag()}${newTag()}@${deps.host}`
+          const request = offerTo(contact, callId, fromHeader(newTag()), `<sip:${calleeNumber}@${deps.host}>`, call.media.calleePort, call.sessionId)
+          let handle: InviteHandle
+          try {
+            handle = deps.sip.sendInvite(target, request, {
+              onProvisional: (response) => {
+                if (settled || rang.has(userId) || call.state !== 'ringing' || (response.statusCode ?? 0) < 180) return
+                rang.add(userId)
+                tell(call, { type: 'RING', user_id: userId, at: at() })
               },
-              deps.sip.sentBy(target.transport),
-              target,
-            ),
-            target,
-          ),
-      })
-      call.forks.push(handle)
-      handle.outcome
-        .then((outcome) => {
-          if (outcome.kind === 'answered') {
-            answered(call, contact, request, outcome.response, userId)
-            return
+              onRetransmitted2xx: (response) =>
+                deps.sip.sendRaw(
+                  ackFor2xx(
+                    {
+                      uri: call.callee?.remoteTarget ?? contact.uri,
+                      from: request.headers[0]![1],
+                      to: header(response, 'to'),
+                      callId,
+                      cseq: 1,
+                    },
+                    deps.sip.sentBy(target.transport),
+                    target,
+                  ),
+                  target,
+                ),
+            })
+          } catch (err) {
+            // A contact that cannot be sent to (a phone gone from its address) is a fork that failed.
+            log?.warn({ err, call_id: call.id }, 'fork not sent')
+            allBusy = false
+            if (--left === 0) settle('no-answer')
+            continue
           }
-          if (outcome.kind === 'rejected' && [486, 600, 603].includes(outcome.status)) busy = true
-          oneDone()
-        })
-        .catch((err) => log?.error({ err, call_id: call.id }, 'fork failed'))
+          forks.push(handle)
+          call.forks.push(handle)
+          handle.outcome
+            .then((outcome) => {
+              if (outcome.kind === 'answered') {
+                answered(call, contact, request, outcome.response, userId)
+                settle('answered')
+                return
+              }
+              if (!(outcome.kind === 'rejected' && [486, 600, 603].includes(outcome.status))) allBusy = false
+              if (--left === 0) settle(allBusy ? 'busy' : 'no-answer')
+            })
+            .catch((err) => log?.error({ err, call_id: call.id }, 'fork failed'))
+        }
+      if (left === 0) settle('no-answer')
+    })
+
+  /** A user's phones ring (RING_TIMEOUT_S), then their voicemail answers; every phone busy: busy. */
+  const ring = async (call: Call, contacts: CalleeContact[], userId: string, fromHeader: (tag: string) => string, calleeNumber: string) => {
+    const end = await ringStep(call, [{ userId, contacts }], RING_TIMEOUT_S, fromHeader, calleeNumber)
+    if (end === 'answered' || call.state !== 'ringing') return
+    if (end === 'no-answer') {
+      void toVoicemail(call, userId)
+      return
     }
+    tell(call, { type: 'BUSY', at: at() })
+    call.answerCaller({ status: 486 })
+    finish(call)
   }
 
-  const invite = async (request: SipRequest, source: SipSource, ctx: SipRequestContext | undefined): Promise<SipResponseSpec> => {
-    if (request.toTag) return reInvite(request)
-    if (!ctx) return { status: 500 }
-    const auth = await deps.authenticate(request)
-    if (!auth.ok) return auth.response
-    const line = auth.line
-    const callerUser = line.userIds[0]
-    if (!callerUser) return { status: 403, reason: 'Line Has No User' }
-    const offer = readAudio(request.body)
-    const callerCodec = offer?.codecs[0]
-    if (!offer || !callerCodec)
-      return { status: 488, reason: 'Not Acceptable Here', headers: [['Warning', '304 business-voice "G.711 (PCMU or PCMA) required"']] }
-    const digits = request.ruri?.user ?? ''
-    const [owner, target] = await Promise.all([deps.directory.owner(line.account), deps.directory.dial(line.account, digits)])
-    if (!owner) return { status: 404 }
-    if (target.kind === 'unsupported') return { status: 480, reason: 'Destination Not Yet Reachable By SIP' }
-    const pstn = target.kind === 'unknown' ? pstnNumber(digits) : undefined
-    if (target.kind === 'unknown' && !pstn) return { status: 404, reason: 'No Such Extension' }
-    // Live calls to the PSTN go to a carrier trunk: none can be configured yet.
-    if (pstn && owner.mode === 'live') return { status: 503, reason: 'No Carrier Trunk', headers: [['Retry-After', '3600']] }
+  /**
+   * A routed call (a ring group, a dial plan, a number's route...) played on real
+   * phones, step by step as the routing engine planned it: a ring step rings its
+   * users' registered contacts at once for its time (users with no registered phone
+   * are not rung) and a step nobody answers moves on; a notify node lets its voice
+   * app follow the call; a voicemail step answers with the box's greeting and takes
+   * the message. Played prompts and menus are passed over (menus take their
+   * no-input branch): the media role plays no clip yet. A plan that ends unanswered
+   * ends busy when every phone rung was busy, else no-answer (480); queues, voice
+   * apps and AI agents are not reached by real calls yet (480).
+   */
+  const playPlan = async (call: Call, plan: CallPlan, ctx: Pick<SipRequestContext, 'provisional'>, fromHeader: (tag: string) => string) => {
+    let rang = false
+    let allBusy = true
+    for (const step of plan.steps) {
+      if (call.state !== 'ringing') return
+      if (step.kind === 'ring') {
+        const now = deps.clock.now()
+        const users = await Promise.all(
+          (step.users ?? []).map(async (userId) => ({ userId, contacts: await deps.directory.contactsOf(call.owner.accountId, userId, now) })),
+        )
+        const reachable = users.filter((u) => u.contacts.length > 0)
+        if (reachable.length === 0 || call.state !== 'ringing') continue
+        if (!rang) ctx.provisional({ status: 180 })
+        rang = true
+        const end = await ringStep(call, reachable, step.timeoutSeconds ?? RING_TIMEOUT_S, fromHeader, call.toNumber ?? '')
+        if (end === 'answered') return
+        if (end === 'no-answer') allBusy = false
+      } else if (step.kind === 'notify' && step.app) {
+        tell(call, { type: 'APP_NOTIFY', app: step.app, at: at() })
+      } else if (step.kind === 'voicemail' && step.box) {
+        void toVoicemail(call, step.box.id)
+        return
+      } else if (step.kind !== 'play' && step.kind !== 'menu') {
+        if (step.kind !== 'hangup') log?.info({ call_id: call.id, step: step.kind }, 'routed call reached a step real calls do not take yet')
+        break
+      }
+    }
+    if (call.state !== 'ringing') return
+    if (rang && allBusy) {
+      tell(call, { type: 'BUSY', at: at() })
+      call.answerCaller({ status: 486 })
+    } else {
+      tell(call, { type: 'HANGUP', side: 'callee', at: at() })
+      call.answerCaller({ status: 480, reason: 'Temporarily Unavailable' })
+    }
+    finish(call)
+  }
 
+  const NO_G711: SipResponseSpec = {
+    status: 488,
+    reason: 'Not Acceptable Here',
+    headers: [['Warning', '304 business-voice "G.711 (PCMU or PCMA) required"']],
+  }
+
+  /**
+   * The caller's leg of a new call: its media anchored, the call not yet kept (its
+   * actor must start first). Undefined when the RTP port range is used up.
+   */
+  const openCall = async (
+    request: SipRequest,
+    source: SipSource,
+    ctx: SipRequestContext,
+    o: { owner: AccountOwner; offer: AudioOffer; callerCodec: G711; users: Call['users']; toNumber?: string; contactUser: string },
+  ): Promise<Call | undefined> => {
     let placed: Call | undefined
     const media = await deps.media.open(
       request.callId,
       onDigit(() => placed),
     )
-    if (!media) return { status: 503, reason: 'No Media Ports', headers: [['Retry-After', '5']] }
-    media.setCaller({ address: offer.address, port: offer.port, codec: callerCodec, dtmfPayloadType: offer.dtmfPayloadType })
-    const call: Call = {
+    if (!media) return undefined
+    media.setCaller({ address: o.offer.address, port: o.offer.port, codec: o.callerCodec, dtmfPayloadType: o.offer.dtmfPayloadType })
+    placed = {
       id: newId('call'),
-      owner,
+      owner: o.owner,
       state: 'ringing',
       caller: {
         callId: request.callId,
@@ -436,59 +535,38 @@ export function createB2bua(deps: B2buaDeps) {
         remote: header(request, 'from'),
         remoteTarget:
           (request.parseHeader('contact') as { uri?: { toString(): string } } | undefined)?.uri?.toString() ??
-          `sip:${line.username}@${source.address}:${source.port}`,
+          `sip:${o.contactUser}@${source.address}:${source.port}`,
         via: source,
         cseq: 0,
-        offer,
+        offer: o.offer,
         sdpVersion: 1,
       },
-      callerCodec,
+      callerCodec: o.callerCodec,
       media,
       forks: [],
       answerCaller: () => {},
       told: Promise.resolve(),
       sessionId: Math.floor(Math.random() * 1e9),
-      users: { caller: callerUser, ...(target.kind === 'user' ? { callee: target.userId } : {}) },
-      userSide: 'caller',
+      users: o.users,
+      userSide: o.users.caller ? 'caller' : 'callee',
       controls: Promise.resolve(),
-      toNumber: target.kind === 'user' ? target.number : pstn,
+      toNumber: o.toNumber,
     }
-    placed = call
-    const common = {
-      call_id: call.id,
-      started_at: at(),
-      user_id: callerUser,
-      from_user_id: callerUser,
-      owner: { platformId: owner.platformId, accountId: owner.accountId, mode: owner.mode },
-      record: owner.recording && deps.recordings !== undefined,
-      media_node: deps.node,
-    }
-    let contacts: CalleeContact[] = []
-    let callerNumber: string
+    return placed
+  }
+
+  /** Starts the call's actor, then keeps the call: the caller's INVITE is answered when `answerCaller` is, or 487 on its CANCEL. */
+  const admit = async (call: Call, ctx: SipRequestContext, start: SipCallStart): Promise<{ answer: Promise<SipResponseSpec> } | undefined> => {
     try {
-      if (target.kind === 'user') {
-        const [extension, found] = await Promise.all([
-          deps.directory.extensionOf(line.account, callerUser),
-          deps.directory.contactsOf(line.account, target.userId, deps.clock.now()),
-        ])
-        contacts = found
-        callerNumber = extension ?? line.username
-        await deps.actors.start({ ...common, direction: 'internal', from_number: callerNumber, to_number: target.number, to_user_id: target.userId })
-      } else {
-        callerNumber = (await deps.directory.callerIdOf(line.account)) ?? line.username
-        const emergency = isEmergencyNumber(pstn!) ? await deps.directory.emergencyInfo(line.account, callerUser, line.lineDevice, source.address) : undefined
-        await deps.actors.start({ ...common, direction: 'outbound', from_number: callerNumber, to_number: pstn!, ...(emergency ? { emergency } : {}) })
-      }
+      await deps.actors.start(start)
     } catch (err) {
-      media.close()
+      call.media.close()
       log?.error({ err }, 'call not started')
-      return { status: 500 }
+      return undefined
     }
-    call.fromNumber = callerNumber
+    call.fromNumber = start.from_number
     calls.set(call.id, call)
     bySipCallId.set(call.caller.callId, { call, side: 'caller' })
-    log?.info({ call_id: call.id, account: owner.accountId, to: target.kind === 'user' ? target.number : pstn, contacts: contacts.length }, 'sip call')
-
     const answer = new Promise<SipResponseSpec>((resolve) => {
       call.answerCaller = (spec) => {
         call.answerCaller = () => {}
@@ -502,6 +580,135 @@ export function createB2bua(deps: B2buaDeps) {
       call.answerCaller({ status: 487 })
       finish(call)
     })
+    // Wrapped: an async function returning the promise itself would wait for the answer.
+    return { answer }
+  }
+
+  /** The voicemail box a plan ends in, for the call's input (whose message it is). */
+  const boxOf = (plan: CallPlan) => {
+    const last = plan.steps[plan.steps.length - 1]
+    return last?.kind === 'voicemail' && last.box ? { voicemail_box: { type: last.box.type, id: last.box.id } } : {}
+  }
+  /** The user a plan rings first when the number or extension targets one user (call.incoming's user_id). */
+  const directUserOf = (plan: CallPlan): string | undefined => {
+    const first = plan.steps[0]
+    return first?.source?.type === 'user' ? first.source.id : undefined
+  }
+
+  /**
+   * An INVITE from a carrier trunk (SIP_TRUNK_SOURCES) to one of the accounts'
+   * numbers: an inbound call that follows the number's routing. Carriers are known
+   * by their address, not by digest. Undefined: the request URI names no number, so
+   * the INVITE is taken as a phone's.
+   */
+  const trunkInvite = async (request: SipRequest, source: SipSource, ctx: SipRequestContext): Promise<SipResponseSpec | undefined> => {
+    const number = pstnNumber(request.ruri?.user ?? '')
+    if (!number?.startsWith('+')) return undefined
+    const accountId = await deps.directory.numberHolder(number)
+    if (!accountId) return { status: 404, reason: 'No Such Number' }
+    const offer = readAudio(request.body)
+    const callerCodec = offer?.codecs[0]
+    if (!offer || !callerCodec) return NO_G711
+    const [owner, plan] = await Promise.all([deps.directory.owner(accountId), deps.route?.(accountId, number, deps.clock.now())])
+    if (!owner || !plan) return { status: 404, reason: 'No Such Number' }
+    const fromUser = request.from?.uri?.user ?? 'anonymous'
+    const fromNumber = pstnNumber(fromUser) ?? fromUser
+    const fromName = request.from?.displayName || null
+    const call = await openCall(request, source, ctx, { owner, offer, callerCodec, users: {}, toNumber: number, contactUser: fromUser })
+    if (!call) return { status: 503, reason: 'No Media Ports', headers: [['Retry-After', '5']] }
+    const direct = directUserOf(plan)
+    const admitted = await admit(call, ctx, {
+      call_id: call.id,
+      direction: 'inbound',
+      from_number: fromNumber,
+      from_name: fromName,
+      to_number: number,
+      started_at: at(),
+      user_id: direct ?? null,
+      ...(direct ? { to_user_id: direct } : {}),
+      owner: { platformId: owner.platformId, accountId: owner.accountId, mode: owner.mode },
+      record: owner.recording && deps.recordings !== undefined,
+      media_node: deps.node,
+      ...boxOf(plan),
+    })
+    if (!admitted) return { status: 500 }
+    log?.info({ call_id: call.id, account: owner.accountId, to: number, steps: plan.steps.length }, 'sip call from a trunk')
+    void playPlan(call, plan, ctx, (tag) => `${fromName ? `"${fromName}" ` : ''}<sip:${fromNumber}@${deps.host}>;tag=${tag}`)
+    return admitted.answer
+  }
+
+  const invite = async (request: SipRequest, source: SipSource, ctx: SipRequestContext | undefined): Promise<SipResponseSpec> => {
+    if (request.toTag) return reInvite(request)
+    if (!ctx) return { status: 500 }
+    if (deps.trunkSources?.has(source.address)) {
+      const fromTrunk = await trunkInvite(request, source, ctx)
+      if (fromTrunk) return fromTrunk
+    }
+    const auth = await deps.authenticate(request)
+    if (!auth.ok) return auth.response
+    const line = auth.line
+    const callerUser = line.userIds[0]
+    if (!callerUser) return { status: 403, reason: 'Line Has No User' }
+    const offer = readAudio(request.body)
+    const callerCodec = offer?.codecs[0]
+    if (!offer || !callerCodec) return NO_G711
+    const digits = request.ruri?.user ?? ''
+    const [owner, target] = await Promise.all([deps.directory.owner(line.account), deps.directory.dial(line.account, digits)])
+    if (!owner) return { status: 404 }
+    // An extension that reaches a ring group, a dial plan...: the account's routing decides.
+    const plan = target.kind === 'unsupported' && deps.route ? await deps.route(line.account, digits, deps.clock.now()) : undefined
+    if (target.kind === 'unsupported' && !plan) return { status: 480, reason: 'Destination Not Yet Reachable By SIP' }
+    const pstn = target.kind === 'unknown' ? pstnNumber(digits) : undefined
+    if (target.kind === 'unknown' && !pstn) return { status: 404, reason: 'No Such Extension' }
+    // Live calls to the PSTN go to a carrier trunk: none can be configured yet.
+    if (pstn && owner.mode === 'live') return { status: 503, reason: 'No Carrier Trunk', headers: [['Retry-After', '3600']] }
+
+    const call = await openCall(request, source, ctx, {
+      owner,
+      offer,
+      callerCodec,
+      users: { caller: callerUser, ...(target.kind === 'user' ? { callee: target.userId } : {}) },
+      toNumber: target.kind === 'unknown' ? pstn : target.number,
+      contactUser: line.username,
+    })
+    if (!call) return { status: 503, reason: 'No Media Ports', headers: [['Retry-After', '5']] }
+    const common = {
+      call_id: call.id,
+      started_at: at(),
+      user_id: callerUser,
+      from_user_id: callerUser,
+      owner: { platformId: owner.platformId, accountId: owner.accountId, mode: owner.mode },
+      record: owner.recording && deps.recordings !== undefined,
+      media_node: deps.node,
+    }
+    let contacts: CalleeContact[] = []
+    let start: SipCallStart
+    if (target.kind === 'user' || plan) {
+      const number = target.kind === 'unknown' ? digits : target.number
+      const [extension, found] = await Promise.all([
+        deps.directory.extensionOf(line.account, callerUser),
+        target.kind === 'user' ? deps.directory.contactsOf(line.account, target.userId, deps.clock.now()) : [],
+      ])
+      contacts = found
+      const from_number = extension ?? line.username
+      start = plan
+        ? { ...common, direction: 'internal', from_number, to_number: number, ...boxOf(plan) }
+        : { ...common, direction: 'internal', from_number, to_number: number, to_user_id: (target as { userId: string }).userId }
+    } else {
+      const from_number = (await deps.directory.callerIdOf(line.account)) ?? line.username
+      const emergency = isEmergencyNumber(pstn!) ? await deps.directory.emergencyInfo(line.account, callerUser, line.lineDevice, source.address) : undefined
+      start = { ...common, direction: 'outbound', from_number, to_number: pstn!, ...(emergency ? { emergency } : {}) }
+    }
+    const admitted = await admit(call, ctx, start)
+    if (!admitted) return { status: 500 }
+    const { answer } = admitted
+    const callerNumber = start.from_number
+    log?.info({ call_id: call.id, account: owner.accountId, to: start.to_number, contacts: contacts.length }, 'sip call')
+    const fromHeader = (tag: string) => `"${callerNumber}" <sip:${callerNumber}@${line.domain}>;tag=${tag}`
+    if (plan) {
+      void playPlan(call, plan, ctx, fromHeader)
+      return answer
+    }
     if (target.kind !== 'user') {
       sandboxFarEnd(call, ctx, sandboxFarEndOf(pstn!))
       return answer
@@ -511,7 +718,7 @@ export function createB2bua(deps: B2buaDeps) {
       return answer
     }
     ctx.provisional({ status: 180 })
-    ring(call, contacts, target.userId, (tag) => `"${callerNumber}" <sip:${callerNumber}@${line.domain}>;tag=${tag}`, target.number)
+    void ring(call, contacts, target.userId, fromHeader, target.number)
     return answer
   }
 

@@ -41,6 +41,12 @@ export interface CallDirectory {
   greetingOf(accountId: string, userId: string, type: 'unavailable' | 'busy'): Promise<string | undefined>
   /** The storage key of the account's hold music clip (hold_music_clip), if it has one. */
   holdMusicOf(accountId: string): Promise<string | undefined>
+  /**
+   * The account a call from a carrier trunk to `number` (E.164) is for: the live
+   * number's holder, else the one sandbox holding it; undefined when none is active,
+   * or when several platforms' sandboxes hold it (nothing tells them apart).
+   */
+  numberHolder(number: string): Promise<string | undefined>
   /** What call.emergency says of a call placed from this phone (device, location, E911 provisioning). */
   emergencyInfo(accountId: string, userId: string, deviceId: string, sourceAddress: string): Promise<EmergencyCallInfo>
 }
@@ -60,6 +66,10 @@ const OWNER = statement<{ platform_id: string; mode: 'test' | 'live'; recording:
 const EXTENSION_OF = statement<{ number: string }>(
   `select number from extensions where account_id = $1 and target = $2 and status = 'active' order by created_at, id limit 1`,
 )
+const NUMBER_HOLDERS = statement<{ account_id: string; space: string }>(
+  `select account_id, space from phone_numbers where number = $1 and status = 'active' and account_id is not null
+    order by (space = 'live') desc limit 2`,
+)
 const EXTENSION = statement<{ target: string }>(`select target from extensions where account_id = $1 and number = $2 and status = 'active'`)
 
 export function callDirectory(db: Db): CallDirectory {
@@ -75,6 +85,12 @@ export function callDirectory(db: Db): CallDirectory {
       const [row] = await EXTENSION.rows(db, [accountId, digits])
       if (!row) return { kind: 'unknown' }
       return idKind(row.target) === 'user' ? { kind: 'user', userId: row.target, number: digits } : { kind: 'unsupported', target: row.target, number: digits }
+    },
+    async numberHolder(number) {
+      const [first, second] = await NUMBER_HOLDERS.rows(db, [number])
+      if (!first) return undefined
+      if (first.space === 'live' || !second) return first.account_id
+      return undefined
     },
     async greetingOf(accountId, userId, type) {
       return (await GREETING.rows(db, [accountId, userId, type]))[0]?.storage_key

@@ -4,6 +4,7 @@
  * media anchored for the call (RTP legs, media/rtp). The composition root binds them.
  */
 import type { EmergencyCallInfo } from '../../src/services/e911/emergency-info'
+import type { EnginePlanStep } from '../../src/services/routing/route-preview'
 import type { G711 } from './sdp'
 
 export interface CallOwner {
@@ -32,7 +33,17 @@ export interface SipCallStart {
   emergency?: EmergencyCallInfo
   /** The call a blind transfer placed: the transferred call's id. */
   placed_by_transfer?: { related_call: string | null }
+  /** The voicemail box a routed call's plan ends in: whose message it is. */
+  voicemail_box?: { type: 'user' | 'shared'; id: string }
 }
+
+/** The routing engine's plan for a call (machines/routing route()), by shape: what the B2BUA plays. */
+export interface CallPlan {
+  steps: readonly EnginePlanStep[]
+}
+
+/** The account's routing for a call to `to` (a number or an extension of the account) now; undefined: neither. */
+export type CallRouting = (accountId: string, to: string, now: Date) => Promise<CallPlan | undefined>
 
 /** The call machine's events a SIP call produces (machines/call.ts CallMachineEvent). */
 export type SipCallEvent =
@@ -44,6 +55,8 @@ export type SipCallEvent =
   | { type: 'HOLD'; by_phone: true; at: string }
   | { type: 'RESUME'; by_phone: true; at: string }
   | { type: 'VOICEMAIL'; at: string }
+  /** A notify-mode voice app node: the app follows the call from here. */
+  | { type: 'APP_NOTIFY'; app: string; at: string }
   | { type: 'MESSAGE_STORED'; message: StoredMedia; at: string }
   | { type: 'RECORDING_STORED'; recording: StoredMedia; at: string }
   | { type: 'RECORDING_PAUSE'; at: string }

@@ -1,0 +1,25 @@
+/**
+ * The routing of a real call (the media role's B2BUA asks it): the account's routing
+ * rows, where the dialled number or extension enters them, and the engine's plan
+ * (machines/routing: route) for now, with every user taken as available. A menu
+ * waiting for a digit takes its no-input branch (the B2BUA does not collect digits
+ * yet), as a sandbox call without digits does. Undefined: `to` is neither a number
+ * nor an extension of the account.
+ */
+import { buildRoutingConfig, type Plan, route } from '../../machines/routing'
+import type { Db } from '../../src/db/client'
+import { loadRoutingRows } from '../../src/services/routing/config'
+import { entryOf } from '../../src/services/routing/route-preview'
+import { routeSimulated } from './routed-simulation'
+
+export type CallRouter = (accountId: string, to: string, now: Date) => Promise<Plan | undefined>
+
+export function callRouter(db: Db): CallRouter {
+  return async (accountId, to, now) => {
+    const rows = await loadRoutingRows(db, accountId)
+    const entry = entryOf(rows, to)
+    if (!entry) return undefined
+    const config = buildRoutingConfig(rows)
+    return routeSimulated((digits) => route(config, { entry: { type: entry.type, number: entry.number }, digits }, now), [])
+  }
+}

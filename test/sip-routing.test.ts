@@ -1,0 +1,142 @@
+/**
+ * Real calls that follow the account's routing, with sipp (Debian `sip-tester`) as
+ * every phone and as the carrier, over UDP on loopback (the harness:
+ * test/support/sip-phones.ts):
+ *  - a carrier trunk (SIP_TRUNK_SOURCES=127.0.0.1) delivers a call to one of the
+ *    account's numbers, routed to a ring group: both members' phones ring at once,
+ *    one answers, the other gets CANCEL; the events are an inbound call's;
+ *  - a phone dials the extension of a sequential ring group whose first member is
+ *    busy: the second member's phone rings next and answers;
+ *  - the trunk calls a number no account holds: 404, and no call.
+ */
+import { describe, expect, test } from 'bun:test'
+import dgram from 'node:dgram'
+import { until } from './support/polling'
+import { startTestService } from './support/service'
+import { expectAllPassed, runSipp, sipAccount, sipWorkFolder, sipp, sox, withSipp } from './support/sip-phones'
+
+const t = await startTestService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: '1', SIP_TRUNK_SOURCES: '127.0.0.1' })
+const work = sipWorkFolder('sip-routing-')
+const CARRIER_CALLER = '+15551230000'
+
+const types = (events: any[]) => events.filter((e) => e.type.startsWith('call.') && !e.type.startsWith('call.command_')).map((e) => e.type)
+
+/** Two of three lines registered (Bob and Carol), and a ring group of theirs. */
+async function ringGroupOf(strategy: 'simultaneous' | 'sequential') {
+  const a = await sipAccount(t, work, 3)
+  const [alice, bob, carol] = a.lines as [(typeof a.lines)[0], (typeof a.lines)[0], (typeof a.lines)[0]]
+  const bobPhone = await bob.register()
+  const carolPhone = await carol.register()
+  const members = [{ user: bob.user }, { user: carol.user }]
+  const group = await t.call('POST', '/v1/ring_groups', { ...a.c, body: { name: 'Front desk', strategy, members } })
+  expect(group.status).toBe(200)
+  return { a, alice, bob, carol, bobPhone, carolPhone, group: group.body.id as string }
+}
+
+/** One of the account's numbers, picked among several so that two test platforms' sandboxes rarely hold the same one. */
+async function orderNumber(c: { key: string; account: string }) {
+  const avail = await t.call('GET', '/v1/available-phone-numbers?quantity=20', c)
+  const pick = avail.body.data[Math.floor(Math.random() * avail.body.data.length)].phone_number as string
+  expect((await t.call('POST', '/v1/phone-number-orders', { ...c, body: { phone_numbers: [pick] } })).status).toBe(200)
+  const numbers = await t.call('GET', '/v1/phone-numbers', c)
+  return numbers.body.data.find((n: any) => n.number === pick) as { id: string; number: string }
+}
+
+/** An INVITE from the carrier's address, over plain UDP: the first final answer's status line. */
+async function trunkInviteStatus(to: string): Promise<string> {
+  const socket = dgram.createSocket('udp4')
+  await new Promise<void>((r) => socket.bind(0, '127.0.0.1', () => r()))
+  const port = socket.address().port
+  const sdp = ['v=0', 'o=c 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', 'm=audio 40000 RTP/AVP 0', 'a=rtpmap:0 PCMU/8000', ''].join('\r\n')
+  const invite = [
+    `INVITE sip:${to}@127.0.0.1 SIP/2.0`,
+    `Via: SIP/2.0/UDP 127.0.0.1:${port};branch=z9hG4bK${crypto.randomUUID().slice(0, 8)};rport`,
+    `From: <sip:${CARRIER_CALLER}@carrier.example>;tag=c1`,
+    `To: <sip:${to}@127.0.0.1>`,
+    `Call-ID: ${crypto.randomUUID()}@carrier.example`,
+    'CSeq: 1 INVITE',
+    `Contact: <sip:${CARRIER_CALLER}@127.0.0.1:${port}>`,
+    'Max-Forwards: 70',
+    'Content-Type: application/sdp',
+    `Content-Length: ${Buffer.byteLength(sdp)}`,
+    '',
+    sdp,
+  ].join('\r\n')
+  const final = new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no final answer to the INVITE')), 10_000)
+    socket.on('message', (m) => {
+      const status = m.toString().split('\r\n')[0]!
+      if (/^SIP\/2\.0 [2-6]\d\d/.test(status)) {
+        clearTimeout(timer)
+        resolve(status)
+      }
+    })
+  })
+  socket.send(invite, t.service.sip!.udpPort, '127.0.0.1')
+  try {
+    return await final
+  } finally {
+    socket.close()
+  }
+}
+
+if (!sipp || !sox)
+  test.skip(`real calls through the routing (skipped: ${!sipp ? 'sipp is not installed; Debian package sip-tester' : 'sox is not installed'})`, () => {})
+
+describe.skipIf(!sipp || !sox)('real calls follow the routing', () => {
+  test(
+    'a carrier calls a number routed to a ring group: both phones ring, one answers, the other is cancelled; an inbound call’s events',
+    async () => {
+      const p = await ringGroupOf('simultaneous')
+      const number = await orderNumber(p.a.c)
+      expect((await t.call('POST', `/v1/phone-numbers/${number.id}/route`, { ...p.a.c, body: { target: p.group } })).status).toBe(200)
+      const bobRings = p.bobPhone('answer-ring.xml')
+      const carolAnswers = p.carolPhone('answer.xml')
+      const carrier = runSipp(t, work, 'trunk-call-did.xml', [number.number, CARRIER_CALLER], ['-p', '0', '-mi', '127.0.0.1', '-mp', '0'])
+      expectAllPassed(await carrier, await carolAnswers, await bobRings)
+
+      const call = await until('the call ended', async () => (await p.a.calls()).find((c) => c.to_number === number.number && c.status), 30_000)
+      expect(call).toMatchObject({ direction: 'inbound', from_number: CARRIER_CALLER, status: 'completed', user_id: p.carol.user })
+      const events = await p.a.eventsOf(call.id)
+      const seen = types(events)
+      expect(seen[0]).toBe('call.incoming')
+      expect(seen.slice(-2)).toEqual(['call.answered', 'call.end'])
+      const rung = events.filter((e) => e.type === 'call.ringing').map((e) => e.data.user_id)
+      expect(rung).toContain(p.carol.user)
+      for (const u of rung) expect([p.bob.user, p.carol.user]).toContain(u)
+      expect(events.find((e) => e.type === 'call.incoming').data).toMatchObject({ direction: 'inbound', from_number: CARRIER_CALLER, to_number: number.number })
+      expect(events.find((e) => e.type === 'call.end').data).toMatchObject({ status: 'completed', user_id: p.carol.user })
+      await p.a.stop()
+    },
+    withSipp(90_000),
+  )
+
+  test(
+    'a phone dials a sequential ring group’s extension: the first member is busy, the second one’s phone rings next and answers',
+    async () => {
+      const p = await ringGroupOf('sequential')
+      // A free number of the account's extension length (the lines took three).
+      const taken = new Set(p.a.lines.map((l) => l.extension))
+      const length = p.a.lines[0]!.extension.length
+      const number = [...Array(900).keys()].map((i) => String(10 ** (length - 1) + i)).find((n) => !taken.has(n))!
+      const ext = await t.call('POST', '/v1/extensions', { ...p.a.c, body: { number, target: p.group } })
+      expect([ext.status, ext.body.details]).toEqual([200, undefined])
+      const bobBusy = p.bobPhone('answer-busy.xml')
+      const carolAnswers = p.carolPhone('answer.xml')
+      const aliceCalls = p.alice.dial('call-extension.xml', number)
+      expectAllPassed(await aliceCalls, await bobBusy, await carolAnswers)
+
+      const call = await until('the call ended', async () => (await p.a.calls()).find((c) => c.to_number === number && c.status), 30_000)
+      expect(call).toMatchObject({ direction: 'internal', from_user_id: p.alice.user, status: 'completed', to_user_id: p.carol.user })
+      const events = await p.a.eventsOf(call.id)
+      expect(types(events)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
+      expect(events.find((e) => e.type === 'call.ringing').data.user_id).toBe(p.carol.user)
+      await p.a.stop()
+    },
+    withSipp(90_000),
+  )
+
+  test('a carrier calling a number nobody holds gets 404 and no call starts', async () => {
+    expect(await trunkInviteStatus('+15550199999')).toBe('SIP/2.0 404 No Such Number')
+  })
+})
