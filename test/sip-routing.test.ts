@@ -136,6 +136,30 @@ describe.skipIf(!sipp || !sox)('real calls follow the routing', () => {
     withSipp(90_000),
   )
 
+  test(
+    'a member who set dnd is passed over: the sequential group rings the next member at once',
+    async () => {
+      const p = await ringGroupOf('sequential')
+      const session = await t.call('POST', '/v1/user_sessions', { key: p.a.c.key, body: { user: p.bob.user } })
+      const dnd = await t.call('PUT', '/v1/me/presence', { key: session.body.client_secret, body: { status: 'dnd' } })
+      expect(dnd.status).toBe(200)
+      const number = await orderNumber(p.a.c)
+      expect((await t.call('POST', `/v1/phone-numbers/${number.id}/route`, { ...p.a.c, body: { target: p.group } })).status).toBe(200)
+      // Bob's phone is registered but nobody answers it: ringing it would hold the call for his whole ring time.
+      const carolAnswers = p.carolPhone('answer.xml')
+      const carrier = runSipp(t, work, 'trunk-call-did.xml', [number.number, CARRIER_CALLER], ['-p', '0', '-mi', '127.0.0.1', '-mp', '0'])
+      expectAllPassed(await carrier, await carolAnswers)
+      const call = await until('the call ended', async () => (await p.a.calls()).find((c) => c.to_number === number.number && c.status), 30_000)
+      expect(call).toMatchObject({ status: 'completed', user_id: p.carol.user })
+      const events = await p.a.eventsOf(call.id)
+      expect(events.filter((e) => e.type === 'call.ringing').map((e) => e.data.user_id)).toEqual([p.carol.user])
+      // Answered well inside the 30 s Bob would have rung.
+      expect((Date.parse(call.answered_at) - Date.parse(call.started_at)) / 1000).toBeLessThan(20)
+      await p.a.stop()
+    },
+    withSipp(90_000),
+  )
+
   test('a carrier calling a number nobody holds gets 404 and no call starts', async () => {
     expect(await trunkInviteStatus('+15550199999')).toBe('SIP/2.0 404 No Such Number')
   })

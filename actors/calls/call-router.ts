@@ -1,15 +1,19 @@
 /**
  * The routing of a real call (the media role's B2BUA asks it): the account's routing
  * rows, where the dialled number or extension enters them, and the engine's plan
- * (machines/routing: route) for now, with every user taken as available. A menu
- * waiting for a digit takes its no-input branch (the B2BUA does not collect digits
- * yet), as a sandbox call without digits does. Undefined: `to` is neither a number
- * nor an extension of the account.
+ * (machines/routing: route) for now. Users who set dnd are left out, as the engine
+ * leaves out dnd users; every other user is taken as available (an offline user has
+ * no registered phone, so the B2BUA passes over them anyway). A menu waiting for a
+ * digit takes its no-input branch (the B2BUA does not collect digits yet), as a
+ * sandbox call without digits does. Undefined: `to` is neither a number nor an
+ * extension of the account.
  */
 import { buildRoutingConfig, type Plan, route } from '../../machines/routing'
 import type { Db } from '../../src/db/client'
+import { presenceStates } from '../../src/services/accounts/presence'
 import { loadRoutingRows } from '../../src/services/routing/config'
-import { entryOf } from '../../src/services/routing/route-preview'
+import { entryOf, withDndUsers } from '../../src/services/routing/route-preview'
+import { PRESENCE_KIND, presenceStatusOf } from '../presence/messages'
 import { routeSimulated } from './routed-simulation'
 
 export type CallRouter = (accountId: string, to: string, now: Date) => Promise<Plan | undefined>
@@ -19,7 +23,14 @@ export function callRouter(db: Db): CallRouter {
     const rows = await loadRoutingRows(db, accountId)
     const entry = entryOf(rows, to)
     if (!entry) return undefined
-    const config = buildRoutingConfig(rows)
+    const states = await presenceStates(
+      db,
+      PRESENCE_KIND,
+      rows.users.map((u) => u.id),
+    )
+    const at = now.toISOString()
+    const dnd = new Set([...states].filter(([id, state]) => presenceStatusOf(state, id, at).status === 'dnd').map(([id]) => id))
+    const config = buildRoutingConfig(withDndUsers(rows, dnd))
     return routeSimulated((digits) => route(config, { entry: { type: entry.type, number: entry.number }, digits }, now), [])
   }
 }
