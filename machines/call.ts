@@ -796,7 +796,8 @@ export const actingUser = (i: CallInput): string | null => i.user_id ?? i.from_u
 /** The machine event a command asks for. */
 export function commandEvent(c: CallCommand, context: CallContext, at: string): CallMachineEvent {
   const i = context.input
-  const by = actingUser(i) ?? 'api'
+  // A call with no user of its own is moved by whoever has it: the user who took it, else the voice app that answered.
+  const by = actingUser(i) ?? context.answered_by ?? context.handled_by?.app ?? 'api'
   switch (c.command) {
     case 'hangup':
       return { type: 'HANGUP', side: i.direction === 'inbound' ? 'callee' : 'caller', at }

@@ -7,6 +7,8 @@
  *    one answers, the other gets CANCEL; the events are an inbound call's;
  *  - a phone dials the extension of a sequential ring group whose first member is
  *    busy: the second member's phone rings next and answers;
+ *  - a member who set dnd is passed over;
+ *  - an AI agent and a webhook voice app take the carrier's call (the app hangs it up);
  *  - the trunk calls a number no account holds: 404, and no call.
  */
 import { describe, expect, test } from 'bun:test'
@@ -14,6 +16,7 @@ import dgram from 'node:dgram'
 import { until } from './support/polling'
 import { startTestService } from './support/service'
 import { expectAllPassed, runSipp, sipAccount, sipWorkFolder, sipp, sox, withSipp } from './support/sip-phones'
+import { startWebhookReceiver } from './support/webhook-receiver'
 
 const t = await startTestService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: '1', SIP_TRUNK_SOURCES: '127.0.0.1' })
 const work = sipWorkFolder('sip-routing-')
@@ -156,6 +159,49 @@ describe.skipIf(!sipp || !sox)('real calls follow the routing', () => {
       // Answered well inside the 30 s Bob would have rung.
       expect((Date.parse(call.answered_at) - Date.parse(call.started_at)) / 1000).toBeLessThan(20)
       await p.a.stop()
+    },
+    withSipp(90_000),
+  )
+
+  test(
+    'an AI agent takes a carrier’s call: answered with no connected_at, completed when the caller hangs up, a summary naming the agent',
+    async () => {
+      const a = await sipAccount(t, work, 0)
+      const agent = await t.call('POST', '/v1/ai-agents', { ...a.c, body: { name: 'Ava', instructions: 'Book appointments.' } })
+      const app = await t.call('POST', '/v1/voice-apps', { ...a.c, body: { name: 'Reception', kind: 'ai_agent', ai_agent: agent.body.id } })
+      const number = await orderNumber(a.c)
+      expect((await t.call('POST', `/v1/phone-numbers/${number.id}/route`, { ...a.c, body: { target: app.body.id } })).status).toBe(200)
+      expectAllPassed(await runSipp(t, work, 'trunk-call-did.xml', [number.number, CARRIER_CALLER], ['-p', '0', '-mi', '127.0.0.1', '-mp', '0']))
+      const call = await until('the call ended', async () => (await a.calls()).find((c) => c.to_number === number.number && c.status), 30_000)
+      expect(call).toMatchObject({ direction: 'inbound', status: 'completed', connected_at: null })
+      expect(call.answered_at).toBeString()
+      expect(call.summary).toContain('AI agent Ava')
+      expect(types(await a.eventsOf(call.id))).toEqual(['call.incoming', 'call.answered', 'call.end'])
+      await a.stop()
+    },
+    withSipp(90_000),
+  )
+
+  test(
+    'a webhook voice app takes a carrier’s call and hangs it up from its webhook: the caller gets a BYE',
+    async () => {
+      const a = await sipAccount(t, work, 0)
+      const rx = await startWebhookReceiver()
+      rx.respond(async (req) => {
+        if (req.body?.type === 'call.answered') await t.call('POST', `/v1/calls/${req.body.data.call_id}`, { ...a.c, body: { action: 'hangup' } })
+        return 200
+      })
+      const app = await t.call('POST', '/v1/voice-apps', { ...a.c, body: { name: 'IVR', kind: 'webhook', url: rx.url } })
+      const number = await orderNumber(a.c)
+      expect((await t.call('POST', `/v1/phone-numbers/${number.id}/route`, { ...a.c, body: { target: app.body.id } })).status).toBe(200)
+      expectAllPassed(await runSipp(t, work, 'trunk-call-wait-bye.xml', [number.number, CARRIER_CALLER], ['-p', '0', '-mi', '127.0.0.1', '-mp', '0']))
+      const call = await until('the call ended', async () => (await a.calls()).find((c) => c.to_number === number.number && c.status), 30_000)
+      expect(call).toMatchObject({ status: 'completed', connected_at: null })
+      await until('the app told of the end', async () => rx.requests.some((r) => r.body?.type === 'call.end' && r.body.data.call_id === call.id))
+      const toApp = []
+      for (const r of rx.requests.filter((r) => r.body?.data?.call_id === call.id)) toApp.push((await rx.verify(r, app.body.secret)).type)
+      expect([...new Set(toApp)]).toEqual(['call.answered', 'call.end'])
+      await a.stop()
     },
     withSipp(90_000),
   )

@@ -16,7 +16,9 @@ import { entryOf, withDndUsers } from '../../src/services/routing/route-preview'
 import { PRESENCE_KIND, presenceStatusOf } from '../presence/messages'
 import { routeSimulated } from './routed-simulation'
 
-export type CallRouter = (accountId: string, to: string, now: Date) => Promise<Plan | undefined>
+/** The plan, and the AI agent it ends with, named (its call's summary names it). */
+export type CallRoute = Plan & { ai_agent?: { id: string; name: string } }
+export type CallRouter = (accountId: string, to: string, now: Date) => Promise<CallRoute | undefined>
 
 export function callRouter(db: Db): CallRouter {
   return async (accountId, to, now) => {
@@ -31,6 +33,9 @@ export function callRouter(db: Db): CallRouter {
     const at = now.toISOString()
     const dnd = new Set([...states].filter(([id, state]) => presenceStatusOf(state, id, at).status === 'dnd').map(([id]) => id))
     const config = buildRoutingConfig(withDndUsers(rows, dnd))
-    return routeSimulated((digits) => route(config, { entry: { type: entry.type, number: entry.number }, digits }, now), [])
+    const plan = routeSimulated((digits) => route(config, { entry: { type: entry.type, number: entry.number }, digits }, now), [])
+    const last = plan.steps[plan.steps.length - 1]
+    if (last?.kind !== 'ai_agent') return plan
+    return { ...plan, ai_agent: { id: last.agent, name: rows.aiAgents.find((a) => a.id === last.agent)?.name ?? last.agent } }
   }
 }

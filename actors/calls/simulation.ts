@@ -19,7 +19,7 @@ import type { CallContext, CallEndData, CallMachineEvent, ConsultationRequest, S
 import { durationSeconds } from '../../machines/call'
 import type { SimStep } from '../../machines/call-simulation'
 import { isE164 } from '../../src/schemas/common'
-import { newId } from '../../src/ids'
+import { idKind, newId } from '../../src/ids'
 import type { ScheduleRequest } from '../runtime/client'
 import type { ActorSpawn } from '../runtime/kinds'
 import { SIM_KIND, type CallActorInput, type CallOwner } from './messages'
@@ -172,8 +172,9 @@ function placedLeg(
     from_name: null,
     to_number: toUser ? accountNumber : r.to,
     started_at: r.at,
-    user_id: r.by,
-    from_user_id: r.by,
+    // A voice app's transfer (by names the app) places a call of no user's.
+    user_id: idKind(r.by) === 'user' ? r.by : null,
+    ...(idKind(r.by) === 'user' ? { from_user_id: r.by } : {}),
     ...(toUser ? { to_user_id: toUser } : {}),
     record: false,
     ...link,

@@ -18,7 +18,7 @@
 import type { IncomingResponseMessage } from 'sip.js/lib/core/messages/incoming-response-message.js'
 import type { Clock } from '../../src/clock'
 import type { ClickToCallNotice } from '../../src/services/calls/click-to-call'
-import { newId } from '../../src/ids'
+import { idKind, newId } from '../../src/ids'
 import type { Logger } from '../../src/logger'
 import type { OutgoingRequest } from '../sip/client'
 import type { SipRequest, SipRequestContext, SipResponseSpec, SipSource } from '../sip/handler'
@@ -454,15 +454,34 @@ export function createB2bua(deps: B2buaDeps) {
   }
 
   /**
+   * A voice app, or an AI agent, takes the call: the caller is answered (answered_at,
+   * no connected_at) and hears the account's hold music while a webhook app decides
+   * (it hangs up or transfers with POST /v1/calls/{id}), or the agent's turn to speak
+   * (a tone: there is no speech synthesis or recognition here yet) until the caller
+   * hangs up. The app acts for the far side: its transfer hands the caller over.
+   */
+  const appAnswers = async (call: Call, app: string, agent: string | undefined) => {
+    if (call.state !== 'ringing') return
+    for (const f of call.forks) f.cancel()
+    call.state = 'answered'
+    call.userSide = 'callee'
+    tell(call, { type: 'APP_ANSWER', app, ...(agent ? { ai_agent: agent } : {}), at: at() })
+    call.answerCaller({ status: 200, headers: [['Contact', contactOf(call.caller.via.transport)]], ...sdpBody(ourAnswer(call, 'caller')) })
+    const sound = agent ? tone(440, 0.5) : await holdMusicFor(call.owner.accountId)
+    if (over(call) || !sound) return
+    await call.media.play('caller', sound, { loop: !agent })
+  }
+
+  /**
    * A routed call (a ring group, a dial plan, a number's route...) played on real
    * phones, step by step as the routing engine planned it: a ring step rings its
    * users' registered contacts at once for its time (users with no registered phone
    * are not rung) and a step nobody answers moves on; a notify node lets its voice
    * app follow the call; a voicemail step answers with the box's greeting and takes
-   * the message. Played prompts and menus are passed over (menus take their
-   * no-input branch): the media role plays no clip yet. A plan that ends unanswered
-   * ends busy when every phone rung was busy, else no-answer (480); queues, voice
-   * apps and AI agents are not reached by real calls yet (480).
+   * the message; a voice app or AI agent answers (appAnswers). Played prompts and
+   * menus are passed over (menus take their no-input branch): the media role plays
+   * no clip yet. A plan that ends unanswered ends busy when every phone rung was
+   * busy, else no-answer (480); queues are not reached by real calls yet (480).
    */
   const playPlan = async (call: Call, plan: CallPlan, ctx: Pick<SipRequestContext, 'provisional'>, fromHeader: (tag: string) => string) => {
     let rang = false
@@ -485,6 +504,9 @@ export function createB2bua(deps: B2buaDeps) {
         tell(call, { type: 'APP_NOTIFY', app: step.app, at: at() })
       } else if (step.kind === 'voicemail' && step.box) {
         void toVoicemail(call, step.box.id)
+        return
+      } else if ((step.kind === 'voice_app' || step.kind === 'ai_agent') && step.app) {
+        void appAnswers(call, step.app, step.kind === 'ai_agent' ? step.agent : undefined)
         return
       } else if (step.kind !== 'play' && step.kind !== 'menu') {
         if (step.kind !== 'hangup') log?.info({ call_id: call.id, step: step.kind }, 'routed call reached a step real calls do not take yet')
@@ -584,10 +606,13 @@ export function createB2bua(deps: B2buaDeps) {
     return { answer }
   }
 
-  /** The voicemail box a plan ends in, for the call's input (whose message it is). */
-  const boxOf = (plan: CallPlan) => {
+  /** What the call's input keeps of the plan's end: the voicemail box (whose message it is), the AI agent (named in the summary). */
+  const planEndOf = (plan: CallPlan) => {
     const last = plan.steps[plan.steps.length - 1]
-    return last?.kind === 'voicemail' && last.box ? { voicemail_box: { type: last.box.type, id: last.box.id } } : {}
+    return {
+      ...(last?.kind === 'voicemail' && last.box ? { voicemail_box: { type: last.box.type, id: last.box.id } } : {}),
+      ...(plan.ai_agent ? { ai_agent: plan.ai_agent } : {}),
+    }
   }
   /** The user a plan rings first when the number or extension targets one user (call.incoming's user_id). */
   const directUserOf = (plan: CallPlan): string | undefined => {
@@ -629,7 +654,7 @@ export function createB2bua(deps: B2buaDeps) {
       owner: { platformId: owner.platformId, accountId: owner.accountId, mode: owner.mode },
       record: owner.recording && deps.recordings !== undefined,
       media_node: deps.node,
-      ...boxOf(plan),
+      ...planEndOf(plan),
     })
     if (!admitted) return { status: 500 }
     log?.info({ call_id: call.id, account: owner.accountId, to: number, steps: plan.steps.length }, 'sip call from a trunk')
@@ -692,7 +717,7 @@ export function createB2bua(deps: B2buaDeps) {
       contacts = found
       const from_number = extension ?? line.username
       start = plan
-        ? { ...common, direction: 'internal', from_number, to_number: number, ...boxOf(plan) }
+        ? { ...common, direction: 'internal', from_number, to_number: number, ...planEndOf(plan) }
         : { ...common, direction: 'internal', from_number, to_number: number, to_user_id: (target as { userId: string }).userId }
     } else {
       const from_number = (await deps.directory.callerIdOf(line.account)) ?? line.username
@@ -1156,12 +1181,14 @@ export function createB2bua(deps: B2buaDeps) {
     media.hold('callee', true)
     media.hold('caller', true, await holdMusicFor(call.owner.accountId))
     const owner = { platformId: call.owner.platformId, accountId: call.owner.accountId, mode: call.owner.mode }
+    // A voice app's transfer (by names the app) places a call of no user's.
+    const byUser = idKind(c.by) === 'user' ? c.by : undefined
     const common = {
       call_id: next.id,
       started_at: at(),
       from_number: fromNumber,
-      user_id: c.by,
-      from_user_id: c.by,
+      user_id: byUser ?? null,
+      ...(byUser ? { from_user_id: byUser } : {}),
       owner,
       record: call.owner.recording && deps.recordings !== undefined,
       media_node: deps.node,

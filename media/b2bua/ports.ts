@@ -35,11 +35,15 @@ export interface SipCallStart {
   placed_by_transfer?: { related_call: string | null }
   /** The voicemail box a routed call's plan ends in: whose message it is. */
   voicemail_box?: { type: 'user' | 'shared'; id: string }
+  /** The AI agent a routed call's plan ends with. */
+  ai_agent?: { id: string; name: string }
 }
 
 /** The routing engine's plan for a call (machines/routing route()), by shape: what the B2BUA plays. */
 export interface CallPlan {
   steps: readonly EnginePlanStep[]
+  /** The AI agent the plan ends with, named: its call's summary names it. */
+  ai_agent?: { id: string; name: string }
 }
 
 /** The account's routing for a call to `to` (a number or an extension of the account) now; undefined: neither. */
@@ -55,6 +59,8 @@ export type SipCallEvent =
   | { type: 'HOLD'; by_phone: true; at: string }
   | { type: 'RESUME'; by_phone: true; at: string }
   | { type: 'VOICEMAIL'; at: string }
+  /** A voice app (with `ai_agent`, an AI agent) answered: the app follows the call from here. */
+  | { type: 'APP_ANSWER'; app: string; ai_agent?: string; at: string }
   /** A notify-mode voice app node: the app follows the call from here. */
   | { type: 'APP_NOTIFY'; app: string; at: string }
   | { type: 'MESSAGE_STORED'; message: StoredMedia; at: string }
