@@ -120,10 +120,10 @@ describe('create: eligible numbers, the date window, the cap', () => {
     const n = num('1002')
     await bad({ phone_numbers: [n, n] }, 'phone_numbers[1]')
     await bad({ requested_foc_date: addBusinessDays(today(), 2) }, 'requested_foc_date')
-    // A weekend day inside the 5-business-day window.
-    let saturday = addDays(today(), 1)
-    while (new Date(`${saturday}T00:00:00Z`).getUTCDay() !== 6) saturday = addDays(saturday, 1)
-    await bad({ requested_foc_date: saturday }, 'requested_foc_date')
+    // A weekend day inside the 5-business-day window: today on a weekend (none lies ahead inside it from a Sunday), else the coming Saturday.
+    let weekend = today()
+    while (![0, 6].includes(new Date(`${weekend}T00:00:00Z`).getUTCDay())) weekend = addDays(weekend, 1)
+    await bad({ requested_foc_date: weekend }, 'requested_foc_date')
     await bad({ requested_foc_date: addDays(today(), 31) }, 'requested_foc_date')
     await bad({ requested_foc_date: '2026-13-01' }, 'requested_foc_date')
     await bad({ requested_foc_time: '07:59' }, 'requested_foc_time')

@@ -13,8 +13,7 @@
  * itself and plays a WAV; the recording holds that audio.
  */
 import { describe, expect, test } from 'bun:test'
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { decodeWavHeader, decodeWavSamples } from '../media/wav'
 import { deviceFixtures } from './device-fixtures'
@@ -22,61 +21,16 @@ import { until } from './support/polling'
 import { freePort } from './support/scratch-postgres'
 import { startTestService } from './support/service'
 import { startWebhookReceiver } from './support/webhook-receiver'
-import { withSipp } from './support/sip-phones'
+import { authOf as auth, expectAllPassed, runSipp as sippAgainst, type SipAccount, sipp, sipWorkFolder, sox, withSipp } from './support/sip-phones'
 
-const sipp = Bun.which('sipp')
-const sox = Bun.which('sox')
 const baresip = Bun.which('baresip')
 const t = await startTestService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' })
 const f = deviceFixtures(t)
-const work = mkdtempSync(join(tmpdir(), 'sip-calls-'))
-const SCENARIOS = join(import.meta.dir, 'sip')
 // What the phones play: the callee 1 kHz (A-law), the caller 400 Hz (µ-law), 4 s each.
-if (sox)
-  for (const [file, law, hz] of [
-    ['tone.wav', 'a-law', '1000'],
-    ['caller.wav', 'u-law', '400'],
-  ])
-    Bun.spawnSync([sox, '-n', '-r', '8000', '-c', '1', '-e', law!, join(work, file!), 'synth', '4', 'sine', hz!])
+const work = sipWorkFolder('sip-calls-')
 
-interface SipAccount {
-  username: string
-  password: string
-  domain: string
-}
-
-/** One sipp run, bounded by its own timeout; loopback only. */
-async function runSipp(scenario: string, fields: string[], args: string[]) {
-  const csv = join(work, `${crypto.randomUUID()}.csv`)
-  writeFileSync(csv, `SEQUENTIAL\n${fields.join(';')};\n`)
-  const child = Bun.spawn(
-    [
-      sipp!,
-      `127.0.0.1:${t.service.sip!.udpPort}`,
-      '-sf',
-      join(SCENARIOS, scenario),
-      '-inf',
-      csv,
-      '-t',
-      'u1',
-      '-i',
-      '127.0.0.1',
-      '-m',
-      '1',
-      '-timeout',
-      '30s',
-      '-timeout_error',
-      '-nostdin',
-      '-trace_msg',
-      ...args,
-    ],
-    { cwd: work, stdout: 'pipe', stderr: 'pipe' },
-  )
-  const [exitCode, out, err] = await Promise.all([child.exited, new Response(child.stdout).text(), new Response(child.stderr).text()])
-  return { exitCode, output: `${out}\n${err}` }
-}
-
-const auth = (a: SipAccount) => `[authentication username=${a.username} password=${a.password}]`
+/** One sipp run against this file's service (test/support/sip-phones.ts). */
+const runSipp = (scenario: string, fields: string[], args: string[]) => sippAgainst(t, work, scenario, fields, args)
 
 async function phoneOf(c: { key: string; account: string }, user: string) {
   const extensionId = await f.extension(c, user)
@@ -194,11 +148,6 @@ function toneWindows(samples: Int16Array, hz: number): boolean[] {
 }
 const share = (windows: boolean[]) => windows.filter((w) => w).length / Math.max(1, windows.length)
 
-const expectBoth = (a: { exitCode: number; output: string }, b: { exitCode: number; output: string }) => {
-  if (a.exitCode !== 0 || b.exitCode !== 0) console.log(a.output, b.output)
-  expect([a.exitCode, b.exitCode]).toEqual([0, 0])
-}
-
 if (!sipp || !sox)
   test.skip(`calls with real SIP peers (skipped: ${!sipp ? 'sipp is not installed; Debian package sip-tester' : 'sox is not installed'})`, () => {})
 
@@ -210,7 +159,7 @@ describe.skipIf(!sipp || !sox)('internal calls between two sipp phones through t
       const answer = await p.registerCalleeWithSipp()
       const answering = answer('answer.xml')
       const calling = await p.dial('call-extension.xml', { echo: false })
-      expectBoth(calling, await answering)
+      expectAllPassed(calling, await answering)
 
       const log = await p.endedCall()
       expect(log).toMatchObject({ direction: 'internal', status: 'completed', from_number: p.caller.extension, to_number: p.callee.extension })
@@ -247,7 +196,7 @@ describe.skipIf(!sipp || !sox)('internal calls between two sipp phones through t
       const answer = await p.registerCalleeWithSipp()
       const answering = answer('answer-busy.xml')
       const calling = await p.dial('call-extension-busy.xml')
-      expectBoth(calling, await answering)
+      expectAllPassed(calling, await answering)
       expect(await p.endedCall()).toMatchObject({ status: 'busy', answered_at: null })
     },
     withSipp(90_000),
@@ -260,7 +209,7 @@ describe.skipIf(!sipp || !sox)('internal calls between two sipp phones through t
       const answer = await p.registerCalleeWithSipp()
       const answering = answer('answer-ring.xml')
       const calling = await p.dial('call-extension-cancel.xml')
-      expectBoth(calling, await answering)
+      expectAllPassed(calling, await answering)
       const log = await p.endedCall()
       expect(log).toMatchObject({ status: 'no-answer', answered_at: null })
       expect((await p.eventsOf(log.id)).map((e) => e.type)).toEqual(['call.initiated', 'call.ringing', 'call.end'])
@@ -281,7 +230,7 @@ describe.skipIf(!sipp || !sox)('internal calls between two sipp phones through t
       })
       const hangup = await t.call('POST', `/v1/calls/${id}`, { ...p.c, body: { action: 'hangup' } })
       expect(hangup.status).toBe(202)
-      expectBoth(await calling, await answering)
+      expectAllPassed(await calling, await answering)
       expect(await p.endedCall()).toMatchObject({ id, status: 'completed' })
       expect(t.service.media!.b2bua.activeCalls).toBe(0)
     },
@@ -330,7 +279,7 @@ describe.skipIf(!sipp || !sox)('click-to-call (POST /v1/calls) rings real phones
         return call?.answered_at ? (call.id as string) : undefined
       })
       expect((await t.call('POST', `/v1/calls/${id}`, { ...p.c, body: { action: 'hangup' } })).status).toBe(202)
-      expectBoth(await userAnswers, await calleeAnswers)
+      expectAllPassed(await userAnswers, await calleeAnswers)
       const log = await p.endedCall()
       expect(log).toMatchObject({
         id,
