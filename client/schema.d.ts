@@ -7104,7 +7104,7 @@ export interface components {
     }
     /**
      * VoiceApp
-     * @description expand[]=extensions inlines the extensions routing to the app.
+     * @description A routing target that hands the call to a program. A webhook app answers the calls routed to it (call.answered with answered_at and connected_at null; the call ends completed) and receives each such call’s call.* events from then on, POSTed to `url` with the same envelope and X-Service-Signature scheme as webhook endpoints but signed with the app’s own `secret`, with the same retries; it controls the call with POST /v1/calls/{id} (hangup, or a blind transfer; other actions answer 409 call_not_active). A notify-mode voice_app dial plan node makes the app follow the call from that point (its later call.* events) while the plan goes on. An ai_agent app lets the named AI agent answer; the call log’s summary names the agent. expand[]=extensions inlines the extensions routing to the app.
      */
     VoiceApp: {
       account: string

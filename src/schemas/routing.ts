@@ -224,13 +224,17 @@ export const VoiceApp = T.Object(
     account: T.String(),
     name: T.String(),
     kind: VoiceAppKind,
-    url: Nullable(T.String({ description: 'webhook apps: where call webhooks go' })),
+    url: Nullable(T.String({ description: 'webhook apps: where the events of the calls the app takes go, signed with the app’s secret' })),
     ai_agent: Nullable(T.String({ description: 'ai_agent apps: the AI agent that answers' })),
     secret: T.Optional(T.String({ description: 'signs the app’s webhooks; returned only by create and rotate_secret' })),
     extensions: T.Optional(Expanded(Extension)),
     ...Stamps,
   },
-  { title: 'VoiceApp', description: 'expand[]=extensions inlines the extensions routing to the app.' },
+  {
+    title: 'VoiceApp',
+    description:
+      'A routing target that hands the call to a program. A webhook app answers the calls routed to it (call.answered with answered_at and connected_at null; the call ends completed) and receives each such call’s call.* events from then on, POSTed to `url` with the same envelope and X-Service-Signature scheme as webhook endpoints but signed with the app’s own `secret`, with the same retries; it controls the call with POST /v1/calls/{id} (hangup, or a blind transfer; other actions answer 409 call_not_active). A notify-mode voice_app dial plan node makes the app follow the call from that point (its later call.* events) while the plan goes on. An ai_agent app lets the named AI agent answer; the call log’s summary names the agent. expand[]=extensions inlines the extensions routing to the app.',
+  },
 )
 const AppUrl = () => Nullable(T.String({ minLength: 1, maxLength: 2048, description: 'webhook apps: http or https URL' }))
 export const CreateVoiceAppRequest = Body({
