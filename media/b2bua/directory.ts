@@ -43,8 +43,9 @@ export interface CallDirectory {
   holdMusicOf(accountId: string): Promise<string | undefined>
   /**
    * The account a call from a carrier trunk to `number` (E.164) is for: the live
-   * number's holder, else the one sandbox holding it; undefined when none is active,
-   * or when several platforms' sandboxes hold it (nothing tells them apart).
+   * number's holder, else the sandbox that took it last (each platform's sandbox has
+   * its own number space, so several may hold the same fake number; a sandbox
+   * trunk call goes to the newest); undefined when no account holds it.
    */
   numberHolder(number: string): Promise<string | undefined>
   /** What call.emergency says of a call placed from this phone (device, location, E911 provisioning). */
@@ -66,9 +67,9 @@ const OWNER = statement<{ platform_id: string; mode: 'test' | 'live'; recording:
 const EXTENSION_OF = statement<{ number: string }>(
   `select number from extensions where account_id = $1 and target = $2 and status = 'active' order by created_at, id limit 1`,
 )
-const NUMBER_HOLDERS = statement<{ account_id: string; space: string }>(
-  `select account_id, space from phone_numbers where number = $1 and status = 'active' and account_id is not null
-    order by (space = 'live') desc limit 2`,
+const NUMBER_HOLDER = statement<{ account_id: string }>(
+  `select account_id from phone_numbers where number = $1 and status = 'active' and account_id is not null
+    order by (space = 'live') desc, created_at desc, id desc limit 1`,
 )
 const EXTENSION = statement<{ target: string }>(`select target from extensions where account_id = $1 and number = $2 and status = 'active'`)
 
@@ -87,10 +88,7 @@ export function callDirectory(db: Db): CallDirectory {
       return idKind(row.target) === 'user' ? { kind: 'user', userId: row.target, number: digits } : { kind: 'unsupported', target: row.target, number: digits }
     },
     async numberHolder(number) {
-      const [first, second] = await NUMBER_HOLDERS.rows(db, [number])
-      if (!first) return undefined
-      if (first.space === 'live' || !second) return first.account_id
-      return undefined
+      return (await NUMBER_HOLDER.rows(db, [number]))[0]?.account_id
     },
     async greetingOf(accountId, userId, type) {
       return (await GREETING.rows(db, [accountId, userId, type]))[0]?.storage_key

@@ -34,6 +34,8 @@ export const phoneNumbers = pgTable(
   (t) => [
     uniqueIndex('phone_numbers_space_number_uq').on(t.space, t.number).where(sql`${t.status} <> 'released'`),
     index('phone_numbers_account_page_idx').on(t.accountId, t.createdAt, t.id),
+    // A carrier's call names only the number: its holder is found by number across spaces (media/b2bua/directory.ts).
+    index('phone_numbers_active_number_idx').on(t.number).where(sql`${t.status} = 'active'`),
   ],
 )
 

@@ -1,0 +1,1 @@
+CREATE INDEX "phone_numbers_active_number_idx" ON "phone_numbers" USING btree ("number") WHERE "phone_numbers"."status" = 'active';
