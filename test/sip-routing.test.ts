@@ -197,10 +197,12 @@ describe.skipIf(!sipp || !sox)('real calls follow the routing', () => {
       expectAllPassed(await runSipp(t, work, 'trunk-call-wait-bye.xml', [number.number, CARRIER_CALLER], ['-p', '0', '-mi', '127.0.0.1', '-mp', '0']))
       const call = await until('the call ended', async () => (await a.calls()).find((c) => c.to_number === number.number && c.status), 30_000)
       expect(call).toMatchObject({ status: 'completed', connected_at: null })
-      await until('the app told of the end', async () => rx.requests.some((r) => r.body?.type === 'call.end' && r.body.data.call_id === call.id))
+      await until('the app told how its hangup went', async () =>
+        rx.requests.some((r) => r.body?.type === 'call.command_succeeded' && r.body.data.call_id === call.id),
+      )
       const toApp = []
       for (const r of rx.requests.filter((r) => r.body?.data?.call_id === call.id)) toApp.push((await rx.verify(r, app.body.secret)).type)
-      expect([...new Set(toApp)]).toEqual(['call.answered', 'call.end'])
+      expect([...new Set(toApp)]).toEqual(['call.answered', 'call.end', 'call.command_succeeded'])
       await a.stop()
     },
     withSipp(90_000),

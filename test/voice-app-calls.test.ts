@@ -52,11 +52,12 @@ describe('voice apps and AI agents take routed calls', () => {
     expect(r.plan).toEqual([{ kind: 'voice_app', app: va.id, source: { type: 'voice_app', id: va.id } }])
     expect(r.expected).toEqual({ status: 'completed', answered_by: null })
 
-    await app.waitFor(2, { where: forCall(r.id), timeoutMs: 20_000 })
+    await app.waitFor(3, { where: forCall(r.id), timeoutMs: 20_000 })
     await quiescence(t, c.account, callActors(r.id), 20_000)
-    // The app follows the call from its answer: not the call.incoming before it.
+    // The app follows the call from its answer (not the call.incoming before it), and hears how its hangup went.
     const toApp = await received(app, va.secret, r.id)
-    expect(toApp.map((e) => e.type)).toEqual(['call.answered', 'call.end'])
+    expect(toApp.map((e) => e.type)).toEqual(['call.answered', 'call.end', 'call.command_succeeded'])
+    expect(toApp[2].data).toMatchObject({ command: 'hangup' })
     expect(toApp[0].data).toMatchObject({ call_id: r.id, from_number: expect.any(String), to_number: c.number, connected_at: null })
     expect(toApp[0].data.answered_at).toBeString()
     // Signed with the app's secret, not the account endpoint's.
@@ -88,17 +89,17 @@ describe('voice apps and AI agents take routed calls', () => {
       return 200
     })
     const r = await inboundCall(c, { to: c.number, talk_seconds: 120, outcomes: { [c.users[1]!]: 'answer' } })
-    await app.waitFor(3, { where: forCall(r.id), timeoutMs: 20_000 })
+    await app.waitFor(4, { where: forCall(r.id), timeoutMs: 20_000 })
     await quiescence(t, c.account, callActors(r.id), 20_000)
     expect([answers.hold?.status, answers.hold?.body.code]).toEqual([409, 'call_not_active'])
     expect(answers.hold?.body.error).toContain('voice app')
     expect(answers.transfer?.status).toBe(202)
     const toApp = await received(app, va.secret, r.id)
-    expect(toApp.map((e) => e.type)).toEqual(['call.answered', 'call.transfer', 'call.end'])
+    expect(toApp.map((e) => e.type)).toEqual(['call.answered', 'call.transfer', 'call.end', 'call.command_succeeded'])
     // The new leg is a call of its own, to the user, linked back to the app's call.
     const leg: string = toApp[1].data.related_call
     expect(leg).toMatch(/^call_/)
-    expect(toApp[1].data).toMatchObject({ transferred_to: c.users[1] })
+    expect(toApp[1].data).toMatchObject({ transferred_to: c.users[1], transferred_by: va.id })
     await quiescence(t, c.account, callActors(leg), 20_000)
     expect(await f.ok(f.get(c, `/v1/calls/${leg}`))).toMatchObject({ related_call: r.id, to_user_id: c.users[1] })
   })

@@ -42,7 +42,7 @@ import {
 } from '../../machines/call'
 import type { NewEvent } from '../../src/events/outbox'
 import type { SpawnOptions } from '../runtime/client'
-import { defineActorKind, type ActorSpawn, type Effects } from '../runtime/kinds'
+import { type Admission, defineActorKind, type ActorSpawn, type Effects } from '../runtime/kinds'
 import { type CallPresenceChange, callPresenceChanges, handOverChanges } from '../presence/call-presence'
 import { PRESENCE_KIND, presenceMessages } from '../presence/messages'
 import { CALL_KIND, CALL_MACHINES, type CallActorInput, type CallCommandMessage } from './messages'
@@ -268,9 +268,20 @@ export function createCallKind(opts: CallKindOptions) {
     }),
     // Call control: the machine admits a command (admitCallCommand) and its outcome commits in the same step.
     commands: {
-      admit: (m: CallCommandMessage, snapshot) =>
-        snapshot ? admitCallCommand(snapshot as CallSnapshot, m.command, m.at) : { refused: { code: 'call_not_active', reason: 'has ended' } },
-      outcome: (m: CallCommandMessage, admission) => [commandOutcome(m, 'refused' in admission ? admission.refused.code : undefined)],
+      admit: (m: CallCommandMessage, snapshot): Admission => {
+        if (!snapshot) return { refused: { code: 'call_not_active', reason: 'has ended' } }
+        const admission: Admission & { apps?: string[] } = admitCallCommand(snapshot as CallSnapshot, m.command, m.at)
+        // The voice apps following the call hear how their commands (and any other) went, as they hear its other events.
+        const apps = (snapshot as CallSnapshot).context.apps
+        if (apps?.length) admission.apps = apps
+        return admission
+      },
+      outcome: (m: CallCommandMessage, admission) => [
+        {
+          ...commandOutcome(m, 'refused' in admission ? admission.refused.code : undefined),
+          ...((admission as { apps?: string[] }).apps ? { voiceApps: (admission as { apps?: string[] }).apps } : {}),
+        },
+      ],
     },
   })
   /**
