@@ -196,6 +196,59 @@ describe('planRoutedCall', () => {
     expect(plan(input(dp), ['1']).steps.map((s) => s.kind)).toEqual(['menu', 'ring', 'voicemail'])
   })
 
+  test('a notify node, an unanswered user, then an AI agent: the app follows from the notify, the agent answers, completed; the agent named', () => {
+    const dp = {
+      voiceApps: [
+        { id: 'va_crm', kind: 'webhook' as const },
+        { id: 'va_bot', kind: 'ai_agent' as const, agent: 'ai_ava' },
+      ],
+      aiAgents: [{ id: 'ai_ava' }],
+      dialPlans: [
+        {
+          id: 'dp1',
+          entry: 'crm',
+          nodes: {
+            crm: { kind: 'voice_app' as const, app: 'va_crm', mode: 'notify' as const, next: 'desk' },
+            desk: { kind: 'route' as const, target: { type: 'ring_group' as const, id: 'rg1' } },
+          },
+        },
+      ],
+      ringGroups: [
+        {
+          id: 'rg1',
+          strategy: 'simultaneous' as const,
+          members: [{ user: 'u1' }],
+          ringSeconds: 20,
+          noAnswerTarget: { type: 'voice_app' as const, id: 'va_bot' },
+        },
+      ],
+      ...numberTo({ type: 'dial_plan', id: 'dp1' }),
+    }
+    const p = plan(input(dp))
+    expect(p.steps.map((s) => s.kind)).toEqual(['notify', 'ring', 'ai_agent'])
+    const r = play(p, { outcomes: { u1: 'no-answer' }, ai_agent_names: { ai_ava: 'Ava' }, talk_seconds: 40 })
+    expect(r.sim.outcome).toEqual({ status: 'completed', answered_by: null, steps_taken: 3 })
+    expect(r.sim.call.ai_agent).toEqual({ id: 'ai_ava', name: 'Ava' })
+    expect(r.types).toEqual(['call.incoming', 'call.ringing', 'call.answered', 'call.end'])
+    const answered = r.emitted.find((e) => e.type === 'call.answered')!.data
+    expect(answered).toMatchObject({ answered_at: new Date(NOW.getTime() + 20_000).toISOString(), connected_at: null })
+    expect(r.end).toMatchObject({ status: 'completed', connected_at: null, duration_seconds: 40 })
+    // The notify app is told at once; the agent's app answers after the ring time.
+    expect(r.sim.script.map((x) => (x.event as { type: string; app?: string }).app).filter(Boolean)).toEqual(['va_crm', 'va_bot'])
+  })
+
+  test('a caller who hangs up while a webhook app has the call ends it at that time, completed', () => {
+    const p = plan(
+      input({
+        voiceApps: [{ id: 'va_crm', kind: 'webhook' }],
+        phoneNumbers: [{ id: 'pn1', number: '+15005550001', routing: { mode: 'target', target: { type: 'voice_app', id: 'va_crm' } } }],
+      }),
+    )
+    const r = play(p, { talk_seconds: 60, hangup_after_seconds: 7 })
+    expect(r.types).toEqual(['call.incoming', 'call.answered', 'call.end'])
+    expect(r.end).toMatchObject({ status: 'completed', duration_seconds: 7 })
+  })
+
   test('property: whatever the outcomes, the script ends the call exactly once, with no more than one ringing per user', () => {
     const outcome = fc.constantFrom<UserOutcome>('answer', 'no-answer', 'busy', 'dnd')
     fc.assert(
