@@ -13,6 +13,8 @@
  */
 import { describe, expect, test } from 'bun:test'
 import dgram from 'node:dgram'
+import { pcmWav } from './fixtures/pcm-wav'
+import { upload } from './fixtures/upload'
 import { until } from './support/polling'
 import { startTestService } from './support/service'
 import { expectAllPassed, runSipp, sipAccount, sipWorkFolder, sipp, sox, withSipp } from './support/sip-phones'
@@ -203,6 +205,39 @@ describe.skipIf(!sipp || !sox)('real calls follow the routing', () => {
       const toApp = []
       for (const r of rx.requests.filter((r) => r.body?.data?.call_id === call.id)) toApp.push((await rx.verify(r, app.body.secret)).type)
       expect([...new Set(toApp)]).toEqual(['call.answered', 'call.end', 'call.command_succeeded'])
+      await a.stop()
+    },
+    withSipp(90_000),
+  )
+
+  test(
+    'a dial plan that plays a clip first: the carrier hears it as early media (183, no answer), then the phone rings and answers',
+    async () => {
+      const a = await sipAccount(t, work, 1)
+      const [carol] = a.lines as [(typeof a.lines)[0]]
+      const carolPhone = await carol.register()
+      const clip = await upload(t, '/v1/audio_clips', a.c, {
+        form: { name: 'Welcome', file: { bytes: pcmWav({ sampleRate: 8000, channels: 1, bits: 16, seconds: 2 }), name: 'welcome.wav', type: 'audio/wav' } },
+      })
+      expect(clip.status).toBe(200)
+      const plan = await t.call('POST', '/v1/dialplans', {
+        ...a.c,
+        body: {
+          name: 'Welcome',
+          entry: 'hello',
+          nodes: { hello: { kind: 'play', clip: clip.body.id, next: 'desk' }, desk: { kind: 'route', target: carol.user } },
+        },
+      })
+      expect([plan.status, plan.body.details]).toEqual([200, undefined])
+      const number = await orderNumber(a.c)
+      expect((await t.call('POST', `/v1/phone-numbers/${number.id}/route`, { ...a.c, body: { target: plan.body.id } })).status).toBe(200)
+      const carolAnswers = carolPhone('answer.xml')
+      const carrier = runSipp(t, work, 'trunk-call-prompt.xml', [number.number, CARRIER_CALLER], ['-p', '0', '-mi', '127.0.0.1', '-mp', '0'])
+      expectAllPassed(await carrier, await carolAnswers)
+      const call = await until('the call ended', async () => (await a.calls()).find((c) => c.to_number === number.number && c.status), 30_000)
+      expect(call).toMatchObject({ status: 'completed', user_id: carol.user })
+      // The clip (2 s, paced in real time) played before the phone rang; without it the phone answers within a few hundred ms.
+      expect((Date.parse(call.answered_at) - Date.parse(call.started_at)) / 1000).toBeGreaterThan(1.5)
       await a.stop()
     },
     withSipp(90_000),

@@ -107,6 +107,8 @@ interface Call {
   recording?: CallRecording
   /** The callee's voicemail took the call: whose box, and the message being recorded once the greeting is over. */
   voicemail?: { userId: string; message?: CallRecording }
+  /** Our answer to the caller's offer as sent in a 183 (early media, a played prompt): the 200 repeats it. */
+  earlyAnswer?: string
   /** The caller as call.* reports it (for the voicemail record). */
   fromNumber?: string
   /** The number each side is reached by (the caller's, the dialled one): what a transfer's new call shows. */
@@ -342,8 +344,33 @@ export function createB2bua(deps: B2buaDeps) {
     call.answerCaller({
       status: 200,
       headers: [['Contact', contactOf(call.caller.via.transport)]],
-      ...sdpBody(ourAnswer(call, 'caller')),
+      ...sdpBody(callerAnswer(call)),
     })
+  }
+
+  /** Our answer to the caller's INVITE: the one a 183 sent already, if a prompt played before the answer (RFC 3261 §13.2.1: one answer per offer). */
+  const callerAnswer = (call: Call) => call.earlyAnswer ?? ourAnswer(call, 'caller')
+
+  /**
+   * Plays one of the account's clips to the caller before any answer, as early media
+   * (a 183 with our SDP, once): the caller hears it while the call is not answered.
+   * A clip that is missing or unreadable is passed over.
+   */
+  const playPrompt = async (call: Call, ctx: Pick<SipRequestContext, 'provisional'>, clipId: string) => {
+    let samples: Int16Array | undefined
+    try {
+      const key = await deps.directory.clipOf(call.owner.accountId, clipId)
+      const blob = key ? await deps.recordings?.get(key) : undefined
+      if (blob) samples = decodeWavSamples(blob.bytes)
+    } catch (err) {
+      log?.warn({ err, call_id: call.id, clip: clipId }, 'prompt not read: passed over')
+    }
+    if (!samples || call.state !== 'ringing') return
+    if (!call.earlyAnswer) {
+      call.earlyAnswer = ourAnswer(call, 'caller')
+      ctx.provisional({ status: 183, reason: 'Session Progress', headers: [['Contact', contactOf(call.caller.via.transport)]], ...sdpBody(call.earlyAnswer) })
+    }
+    await call.media.play('caller', samples).catch(() => {})
   }
 
   /** Our SDP towards one side: its anchored port, its codec, the direction its last offer asked for. */
@@ -466,7 +493,7 @@ export function createB2bua(deps: B2buaDeps) {
     call.state = 'answered'
     call.userSide = 'callee'
     tell(call, { type: 'APP_ANSWER', app, ...(agent ? { ai_agent: agent } : {}), at: at() })
-    call.answerCaller({ status: 200, headers: [['Contact', contactOf(call.caller.via.transport)]], ...sdpBody(ourAnswer(call, 'caller')) })
+    call.answerCaller({ status: 200, headers: [['Contact', contactOf(call.caller.via.transport)]], ...sdpBody(callerAnswer(call)) })
     const sound = agent ? tone(440, 0.5) : await holdMusicFor(call.owner.accountId)
     if (over(call) || !sound) return
     await call.media.play('caller', sound, { loop: !agent })
@@ -478,10 +505,11 @@ export function createB2bua(deps: B2buaDeps) {
    * users' registered contacts at once for its time (users with no registered phone
    * are not rung) and a step nobody answers moves on; a notify node lets its voice
    * app follow the call; a voicemail step answers with the box's greeting and takes
-   * the message; a voice app or AI agent answers (appAnswers). Played prompts and
-   * menus are passed over (menus take their no-input branch): the media role plays
-   * no clip yet. A plan that ends unanswered ends busy when every phone rung was
-   * busy, else no-answer (480); queues are not reached by real calls yet (480).
+   * the message; a voice app or AI agent answers (appAnswers); a played clip or a
+   * menu's prompt plays as early media (playPrompt), a menu then taking its no-input
+   * branch (digits are not collected yet). A plan that ends unanswered ends busy
+   * when every phone rung was busy, else no-answer (480); queues are not reached by
+   * real calls yet (480).
    */
   const playPlan = async (call: Call, plan: CallPlan, ctx: Pick<SipRequestContext, 'provisional'>, fromHeader: (tag: string) => string) => {
     let rang = false
@@ -508,7 +536,10 @@ export function createB2bua(deps: B2buaDeps) {
       } else if ((step.kind === 'voice_app' || step.kind === 'ai_agent') && step.app) {
         void appAnswers(call, step.app, step.kind === 'ai_agent' ? step.agent : undefined)
         return
-      } else if (step.kind !== 'play' && step.kind !== 'menu') {
+      } else if (step.kind === 'play' || step.kind === 'menu') {
+        const clip = step.kind === 'play' ? step.clip : step.prompt
+        if (clip) await playPrompt(call, ctx, clip)
+      } else {
         if (step.kind !== 'hangup') log?.info({ call_id: call.id, step: step.kind }, 'routed call reached a step real calls do not take yet')
         break
       }
@@ -777,7 +808,7 @@ export function createB2bua(deps: B2buaDeps) {
       if (call.transferred) connectTransferred(call)
       if (call.owner.recording && deps.recordings) call.recording = call.media.startRecording()
       tell(call, { type: 'ANSWER', at: at() })
-      call.answerCaller({ status: 200, headers: [['Contact', contactOf(call.caller.via.transport)]], ...sdpBody(ourAnswer(call, 'caller')) })
+      call.answerCaller({ status: 200, headers: [['Contact', contactOf(call.caller.via.transport)]], ...sdpBody(callerAnswer(call)) })
       call.media.play('caller', simulatedFarEndVoice(call.id, far.talk_seconds))
       later(far.talk_seconds, () => {
         bye(call.caller)
@@ -835,7 +866,7 @@ export function createB2bua(deps: B2buaDeps) {
     if (call.transferred) connectTransferred(call)
     call.voicemail = { userId }
     tell(call, { type: 'VOICEMAIL', at: at() })
-    call.answerCaller({ status: 200, headers: [['Contact', contactOf(call.caller.via.transport)]], ...sdpBody(ourAnswer(call, 'caller')) })
+    call.answerCaller({ status: 200, headers: [['Contact', contactOf(call.caller.via.transport)]], ...sdpBody(callerAnswer(call)) })
     const greeting = await greetingFor(call.owner.accountId, userId)
     if (over(call)) return
     await call.media.play('caller', greeting)

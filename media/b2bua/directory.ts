@@ -39,6 +39,8 @@ export interface CallDirectory {
   callerIdOf(accountId: string): Promise<string | undefined>
   /** The storage key of a user's greeting of this type (8 kHz WAV), if they recorded one. */
   greetingOf(accountId: string, userId: string, type: 'unavailable' | 'busy'): Promise<string | undefined>
+  /** The storage key of one of the account's audio clips (8 kHz WAV), if it exists. */
+  clipOf(accountId: string, clipId: string): Promise<string | undefined>
   /** The storage key of the account's hold music clip (hold_music_clip), if it has one. */
   holdMusicOf(accountId: string): Promise<string | undefined>
   /**
@@ -58,6 +60,7 @@ const CALLER_ID = statement<{ number: string | null }>(
     from accounts a where a.id = $1`,
 )
 const GREETING = statement<{ storage_key: string }>(`select storage_key from voicemail_greetings where account_id = $1 and user_id = $2 and type = $3`)
+const CLIP = statement<{ storage_key: string }>(`select storage_key from audio_clips where account_id = $1 and id = $2`)
 const HOLD_MUSIC = statement<{ storage_key: string }>(
   `select c.storage_key from accounts a join audio_clips c on c.id = a.hold_music_clip and c.account_id = a.id where a.id = $1`,
 )
@@ -92,6 +95,9 @@ export function callDirectory(db: Db): CallDirectory {
     },
     async greetingOf(accountId, userId, type) {
       return (await GREETING.rows(db, [accountId, userId, type]))[0]?.storage_key
+    },
+    async clipOf(accountId, clipId) {
+      return (await CLIP.rows(db, [accountId, clipId]))[0]?.storage_key
     },
     async holdMusicOf(accountId) {
       return (await HOLD_MUSIC.rows(db, [accountId]))[0]?.storage_key
