@@ -13,6 +13,8 @@
  */
 import { describe, expect, test } from 'bun:test'
 import dgram from 'node:dgram'
+import { copyFileSync, existsSync } from 'node:fs'
+import { join } from 'node:path'
 import { pcmWav } from './fixtures/pcm-wav'
 import { upload } from './fixtures/upload'
 import { until } from './support/polling'
@@ -23,6 +25,8 @@ import { startWebhookReceiver } from './support/webhook-receiver'
 const t = await startTestService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: '1', SIP_TRUNK_SOURCES: '127.0.0.1' })
 const work = sipWorkFolder('sip-routing-')
 const CARRIER_CALLER = '+15551230000'
+/** The RFC 4733 key "1" that Debian's sip-tester ships, replayed by the carrier into a menu. */
+const DTMF_PCAP = '/usr/share/sip-tester/dtmf_2833_1.pcap'
 
 const types = (events: any[]) => events.filter((e) => e.type.startsWith('call.') && !e.type.startsWith('call.command_')).map((e) => e.type)
 
@@ -238,6 +242,39 @@ describe.skipIf(!sipp || !sox)('real calls follow the routing', () => {
       expect(call).toMatchObject({ status: 'completed', user_id: carol.user })
       // The clip (2 s, paced in real time) played before the phone rang; without it the phone answers within a few hundred ms.
       expect((Date.parse(call.answered_at) - Date.parse(call.started_at)) / 1000).toBeGreaterThan(1.5)
+      await a.stop()
+    },
+    withSipp(90_000),
+  )
+
+  test.skipIf(!existsSync(DTMF_PCAP))(
+    'a menu: the caller presses 1 (RFC 4733) during the early media and the plan goes on from the menu to the phone the key leads to',
+    async () => {
+      copyFileSync(DTMF_PCAP, join(work, 'dtmf1.pcap'))
+      const a = await sipAccount(t, work, 1)
+      const [carol] = a.lines as [(typeof a.lines)[0]]
+      const carolPhone = await carol.register()
+      const plan = await t.call('POST', '/v1/dialplans', {
+        ...a.c,
+        body: {
+          name: 'Menu',
+          entry: 'menu',
+          nodes: {
+            menu: { kind: 'menu', prompt: null, options: [{ digit: '1', next: 'desk' }], default: 'bye' },
+            desk: { kind: 'route', target: carol.user },
+            bye: { kind: 'hangup' },
+          },
+        },
+      })
+      expect([plan.status, plan.body.details]).toEqual([200, undefined])
+      const number = await orderNumber(a.c)
+      expect((await t.call('POST', `/v1/phone-numbers/${number.id}/route`, { ...a.c, body: { target: plan.body.id } })).status).toBe(200)
+      const carolAnswers = carolPhone('answer.xml')
+      // Without the key the menu's default hangs up (480), which this scenario does not accept.
+      const carrier = runSipp(t, work, 'trunk-call-menu.xml', [number.number, CARRIER_CALLER], ['-p', '0', '-mi', '127.0.0.1', '-mp', '0'])
+      expectAllPassed(await carrier, await carolAnswers)
+      const call = await until('the call ended', async () => (await a.calls()).find((c) => c.to_number === number.number && c.status), 30_000)
+      expect(call).toMatchObject({ status: 'completed', user_id: carol.user })
       await a.stop()
     },
     withSipp(90_000),

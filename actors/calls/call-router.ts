@@ -3,9 +3,9 @@
  * rows, where the dialled number or extension enters them, and the engine's plan
  * (machines/routing: route) for now. Users who set dnd are left out, as the engine
  * leaves out dnd users; every other user is taken as available (an offline user has
- * no registered phone, so the B2BUA passes over them anyway). A menu waiting for a
- * digit takes its no-input branch (the B2BUA does not collect digits yet), as a
- * sandbox call without digits does. Undefined: `to` is neither a number nor an
+ * no registered phone, so the B2BUA passes over them anyway). A plan stops at a menu
+ * waiting for a digit (`gather`): the B2BUA plays its prompt, collects the digit and
+ * routes again from the menu's node. Undefined: `to` is neither a number nor an
  * extension of the account.
  */
 import { buildRoutingConfig, type Plan, route } from '../../machines/routing'
@@ -14,14 +14,19 @@ import { presenceStates } from '../../src/services/accounts/presence'
 import { loadRoutingRows } from '../../src/services/routing/config'
 import { entryOf, withDndUsers } from '../../src/services/routing/route-preview'
 import { PRESENCE_KIND, presenceStatusOf } from '../presence/messages'
-import { routeSimulated } from './routed-simulation'
 
 /** The plan, and the AI agent it ends with, named (its call's summary names it). */
 export type CallRoute = Plan & { ai_agent?: { id: string; name: string } }
-export type CallRouter = (accountId: string, to: string, now: Date) => Promise<CallRoute | undefined>
+/** A menu the caller answered: route again from its node with the digit (null: no input). */
+export interface MenuAnswer {
+  dialPlan: string
+  node: string
+  digit: string | null
+}
+export type CallRouter = (accountId: string, to: string, now: Date, answer?: MenuAnswer) => Promise<CallRoute | undefined>
 
 export function callRouter(db: Db): CallRouter {
-  return async (accountId, to, now) => {
+  return async (accountId, to, now, answer) => {
     const rows = await loadRoutingRows(db, accountId)
     const entry = entryOf(rows, to)
     if (!entry) return undefined
@@ -33,7 +38,10 @@ export function callRouter(db: Db): CallRouter {
     const at = now.toISOString()
     const dnd = new Set([...states].filter(([id, state]) => presenceStatusOf(state, id, at).status === 'dnd').map(([id]) => id))
     const config = buildRoutingConfig(withDndUsers(rows, dnd))
-    const plan = routeSimulated((digits) => route(config, { entry: { type: entry.type, number: entry.number }, digits }, now), [])
+    // A menu waiting for a digit ends the plan (gather): the B2BUA collects the digit and asks again with `answer`.
+    const plan = answer
+      ? route(config, { entry: { type: 'node', dialPlan: answer.dialPlan, node: answer.node }, digits: [answer.digit] }, now)
+      : route(config, { entry: { type: entry.type, number: entry.number }, digits: [] }, now)
     const last = plan.steps[plan.steps.length - 1]
     if (last?.kind !== 'ai_agent') return plan
     return { ...plan, ai_agent: { id: last.agent, name: rows.aiAgents.find((a) => a.id === last.agent)?.name ?? last.agent } }

@@ -109,6 +109,10 @@ interface Call {
   voicemail?: { userId: string; message?: CallRecording }
   /** Our answer to the caller's offer as sent in a 183 (early media, a played prompt): the 200 repeats it. */
   earlyAnswer?: string
+  /** A menu waits for the caller's key (null: the call ended first). */
+  digitWaiter?: (digit: string | null) => void
+  /** Menus the caller has been through (bounded by MAX_MENUS). */
+  menus?: number
   /** The caller as call.* reports it (for the voicemail record). */
   fromNumber?: string
   /** The number each side is reached by (the caller's, the dialled one): what a transfer's new call shows. */
@@ -155,6 +159,9 @@ const sdpBody = (body: string) => ({ body, contentType: 'application/sdp' })
 /** How long a user's phones ring before voicemail answers, and the longest message, in simulated seconds. */
 export const RING_TIMEOUT_S = 20
 export const MAX_MESSAGE_S = 120
+/** How long a menu waits for the caller's key after its prompt (simulated seconds), and how many menus a call may go through. */
+export const MENU_DIGIT_TIMEOUT_S = 5
+export const MAX_MENUS = 10
 
 /** A sine tone at 8 kHz (the default greeting and the beep: no speech synthesis here). */
 const tone = (hz: number, seconds: number) => {
@@ -270,6 +277,7 @@ export function createB2bua(deps: B2buaDeps) {
     if (call.state === 'ended') return
     const wasAnswered = call.state === 'answered'
     call.state = 'ended'
+    call.digitWaiter?.(null)
     for (const f of call.forks) f.cancel()
     if (call.refer) clearTimeout(call.refer.timer)
     if (wasAnswered) keepFigures(call)
@@ -308,6 +316,10 @@ export function createB2bua(deps: B2buaDeps) {
     return (side: 'caller' | 'callee', digit: string) => {
       let c = call()
       while (c?.successor) c = c.successor
+      if (side === 'caller' && c?.digitWaiter) {
+        c.digitWaiter(digit)
+        return
+      }
       if (!star7[side].push(digit as never) || !c?.recording || c.state !== 'answered') return
       if (c.recording.paused) c.recording.resume()
       else c.recording.pause()
@@ -366,12 +378,26 @@ export function createB2bua(deps: B2buaDeps) {
       log?.warn({ err, call_id: call.id, clip: clipId }, 'prompt not read: passed over')
     }
     if (!samples || call.state !== 'ringing') return
-    if (!call.earlyAnswer) {
-      call.earlyAnswer = ourAnswer(call, 'caller')
-      ctx.provisional({ status: 183, reason: 'Session Progress', headers: [['Contact', contactOf(call.caller.via.transport)]], ...sdpBody(call.earlyAnswer) })
-    }
+    earlyMedia(call, ctx)
     await call.media.play('caller', samples).catch(() => {})
   }
+
+  /** The caller's media flows before any answer (a 183 with our SDP, sent once): for prompts, and for the keys a menu waits for. */
+  const earlyMedia = (call: Call, ctx: Pick<SipRequestContext, 'provisional'>) => {
+    if (call.earlyAnswer) return
+    call.earlyAnswer = ourAnswer(call, 'caller')
+    ctx.provisional({ status: 183, reason: 'Session Progress', headers: [['Contact', contactOf(call.caller.via.transport)]], ...sdpBody(call.earlyAnswer) })
+  }
+
+  /** The caller's next key (RFC 4733), or null after MENU_DIGIT_TIMEOUT_S or when the call ends. */
+  const nextDigit = (call: Call): Promise<string | null> =>
+    new Promise((resolve) => {
+      call.digitWaiter = (digit) => {
+        call.digitWaiter = undefined
+        resolve(digit)
+      }
+      after(call, MENU_DIGIT_TIMEOUT_S, () => call.digitWaiter?.(null))
+    })
 
   /** Our SDP towards one side: its anchored port, its codec, the direction its last offer asked for. */
   const ourAnswer = (call: Call, side: 'caller' | 'callee') => {
@@ -506,15 +532,17 @@ export function createB2bua(deps: B2buaDeps) {
    * are not rung) and a step nobody answers moves on; a notify node lets its voice
    * app follow the call; a voicemail step answers with the box's greeting and takes
    * the message; a voice app or AI agent answers (appAnswers); a played clip or a
-   * menu's prompt plays as early media (playPrompt), a menu then taking its no-input
-   * branch (digits are not collected yet). A plan that ends unanswered ends busy
-   * when every phone rung was busy, else no-answer (480); queues are not reached by
-   * real calls yet (480).
+   * menu's prompt plays as early media (playPrompt); a menu waits for the caller's
+   * key (RFC 4733) and the plan goes on from the menu's node with it. A plan that
+   * ends unanswered ends busy when every phone rung was busy, else no-answer (480);
+   * queues are not reached by real calls yet (480).
    */
   const playPlan = async (call: Call, plan: CallPlan, ctx: Pick<SipRequestContext, 'provisional'>, fromHeader: (tag: string) => string) => {
     let rang = false
     let allBusy = true
-    for (const step of plan.steps) {
+    let steps = plan.steps
+    for (let i = 0; i < steps.length; i++) {
+      const step = steps[i]!
       if (call.state !== 'ringing') return
       if (step.kind === 'ring') {
         const now = deps.clock.now()
@@ -539,6 +567,16 @@ export function createB2bua(deps: B2buaDeps) {
       } else if (step.kind === 'play' || step.kind === 'menu') {
         const clip = step.kind === 'play' ? step.clip : step.prompt
         if (clip) await playPrompt(call, ctx, clip)
+      } else if (step.kind === 'gather' && step.dialPlan && step.node && (call.menus = (call.menus ?? 0) + 1) <= MAX_MENUS) {
+        // A menu: its prompt, then the caller's key (or none), then the plan from the menu's node with it.
+        if (step.prompt) await playPrompt(call, ctx, step.prompt)
+        earlyMedia(call, ctx)
+        const digit = await nextDigit(call)
+        if (call.state !== 'ringing') return
+        const next = await deps.route?.(call.owner.accountId, call.toNumber ?? '', deps.clock.now(), { dialPlan: step.dialPlan, node: step.node, digit })
+        if (!next) break
+        steps = next.steps
+        i = -1
       } else {
         if (step.kind !== 'hangup') log?.info({ call_id: call.id, step: step.kind }, 'routed call reached a step real calls do not take yet')
         break

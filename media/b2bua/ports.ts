@@ -46,8 +46,17 @@ export interface CallPlan {
   ai_agent?: { id: string; name: string }
 }
 
-/** The account's routing for a call to `to` (a number or an extension of the account) now; undefined: neither. */
-export type CallRouting = (accountId: string, to: string, now: Date) => Promise<CallPlan | undefined>
+/**
+ * The account's routing for a call to `to` (a number or an extension of the account)
+ * now; undefined: neither. With `answer`: the rest of the plan after a menu the
+ * caller answered (a digit, or null for no input), from the menu's node.
+ */
+export type CallRouting = (
+  accountId: string,
+  to: string,
+  now: Date,
+  answer?: { dialPlan: string; node: string; digit: string | null },
+) => Promise<CallPlan | undefined>
 
 /** The call machine's events a SIP call produces (machines/call.ts CallMachineEvent). */
 export type SipCallEvent =
