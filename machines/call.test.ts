@@ -251,6 +251,14 @@ describe('call.v1 lifecycle paths', () => {
     expect(r.snapshot.context.apps).toEqual(['va_watch', 'va_ai'])
   })
 
+  test('the box a voicemail answer names, and an AI agent’s name, are kept for what follows the call', () => {
+    const vm = run(inbound(), [{ type: 'VOICEMAIL', box: { type: 'shared', id: 'svb_1' }, at: at(2) }])
+    expect(vm.snapshot.context.voicemail_box).toEqual({ type: 'shared', id: 'svb_1' })
+    expect(run(inbound(), [{ type: 'VOICEMAIL', at: at(2) }]).snapshot.context.voicemail_box).toBeUndefined()
+    const ai = run(inbound(), [{ type: 'APP_ANSWER', app: 'va_1', ai_agent: 'aia_1', ai_agent_name: 'Ava', at: at(2) }])
+    expect(ai.snapshot.context.handled_by).toEqual({ app: 'va_1', ai_agent: 'aia_1', ai_agent_name: 'Ava' })
+  })
+
   test('a voice app’s call takes hangup and a blind transfer, and refuses hold with a reason', () => {
     const r = run(inbound(), [{ type: 'APP_ANSWER', app: 'va_1', at: at(2) }])
     expect(admitCallCommand(r.snapshot, { command: 'hold' }, at(3))).toEqual({

@@ -65,14 +65,14 @@ export type CallMachineEvent =
   | ({ type: 'RING'; user_id?: string | null } & At)
   /** answered by a rung user (user_id) or, without user_id, by the remote non-user party. */
   | ({ type: 'ANSWER'; user_id?: string | null } & At)
-  /** answered by voicemail / a greeting: signalling answer with nobody connected. */
-  | ({ type: 'VOICEMAIL' } & At)
+  /** answered by voicemail / a greeting: signalling answer with nobody connected; `box`: whose box, when the call's input could not say (a real call's menu led there). */
+  | ({ type: 'VOICEMAIL'; box?: { type: 'user' | 'shared'; id: string } } & At)
   /**
    * answered by a voice app (`app`): a program in control of the call (a webhook app)
    * or, with `ai_agent`, an AI agent talking to the caller. A signalling answer with
    * nobody connected; the app follows the call from here (its events go to the app).
    */
-  | ({ type: 'APP_ANSWER'; app: string; ai_agent?: string } & At)
+  | ({ type: 'APP_ANSWER'; app: string; ai_agent?: string; ai_agent_name?: string } & At)
   /** a notify-mode voice app was told of the call, which goes on routing: the app follows it from here. */
   | ({ type: 'APP_NOTIFY'; app: string } & At)
   /** a voicemail message was stored for this call (`message`: where, when the media role stored the audio itself). */
@@ -231,7 +231,9 @@ export interface CallContext {
   held_by_phone?: boolean
   message_stored: boolean
   /** the voice app that answered the call (absent when none, and in older snapshots). */
-  handled_by?: { app: string; ai_agent?: string }
+  handled_by?: { app: string; ai_agent?: string; ai_agent_name?: string }
+  /** the voicemail box that answered, when the VOICEMAIL event named it (absent otherwise, and in older snapshots). */
+  voicemail_box?: { type: 'user' | 'shared'; id: string }
   /** voice apps following the call (notified or answering), in order: its events from then on go to them too (absent: none). */
   apps?: string[]
   /** what the media role stored of a real call (absent for simulated calls and in older snapshots). */
@@ -553,7 +555,10 @@ export const callMachine = setup({
           guard: 'validAt',
           target: 'answered.voicemail',
           actions: [
-            assign(({ event }) => ({ answered_at: event.at })),
+            assign(({ event }) => {
+              const box = (event as Ev<'VOICEMAIL'>).box
+              return { answered_at: event.at, ...(box ? { voicemail_box: { type: box.type, id: box.id } } : {}) }
+            }),
             { type: 'emit', params: ({ context }) => ({ type: 'call.answered' as const, data: answeredData(context) }) },
           ],
         },
@@ -567,7 +572,8 @@ export const callMachine = setup({
           actions: [
             assign(({ context, event }) => {
               const e = event as Ev<'APP_ANSWER'>
-              return { answered_at: e.at, handled_by: { app: e.app, ...(e.ai_agent ? { ai_agent: e.ai_agent } : {}) }, apps: following(context, e.app) }
+              const agent = e.ai_agent ? { ai_agent: e.ai_agent, ...(e.ai_agent_name ? { ai_agent_name: e.ai_agent_name } : {}) } : {}
+              return { answered_at: e.at, handled_by: { app: e.app, ...agent }, apps: following(context, e.app) }
             }),
             { type: 'emit', params: ({ context }) => ({ type: 'call.answered' as const, data: answeredData(context) }) },
           ],

@@ -173,7 +173,7 @@ function project(now: Date, c: CallContext & { input: CallActorInput }, ev: Call
  * was, not what was said; a live agent's vendor summary takes its place.
  */
 function agentSummary(c: CallContext & { input: CallActorInput }, end: CallEndData): string {
-  const agent = c.input.ai_agent?.id === c.handled_by?.ai_agent ? c.input.ai_agent!.name : c.handled_by!.ai_agent!
+  const agent = c.handled_by?.ai_agent_name ?? (c.input.ai_agent?.id === c.handled_by?.ai_agent ? c.input.ai_agent!.name : c.handled_by!.ai_agent!)
   return `AI agent ${agent} handled a ${end.duration_seconds}-second call from ${c.input.from_number}${c.input.simulated ? ' (simulated call, no transcript)' : ''}.`
 }
 

@@ -91,7 +91,8 @@ export function planSipFollowUps(end: CallEndData, c: CallContext & { input: Cal
     })
   const message = c.stored?.message
   if (message && end.status === 'voicemail') {
-    const box = input.voicemail_box
+    // A box the plan named at the start, or the one that answered (a real call's menu may lead to a box the start could not know).
+    const box = c.voicemail_box ?? input.voicemail_box
     steps.push({
       at: end.ended_at,
       action: {

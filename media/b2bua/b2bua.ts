@@ -513,12 +513,12 @@ export function createB2bua(deps: B2buaDeps) {
    * (a tone: there is no speech synthesis or recognition here yet) until the caller
    * hangs up. The app acts for the far side: its transfer hands the caller over.
    */
-  const appAnswers = async (call: Call, app: string, agent: string | undefined) => {
+  const appAnswers = async (call: Call, app: string, agent: string | undefined, agentName: string | undefined) => {
     if (call.state !== 'ringing') return
     for (const f of call.forks) f.cancel()
     call.state = 'answered'
     call.userSide = 'callee'
-    tell(call, { type: 'APP_ANSWER', app, ...(agent ? { ai_agent: agent } : {}), at: at() })
+    tell(call, { type: 'APP_ANSWER', app, ...(agent ? { ai_agent: agent, ...(agentName ? { ai_agent_name: agentName } : {}) } : {}), at: at() })
     call.answerCaller({ status: 200, headers: [['Contact', contactOf(call.caller.via.transport)]], ...sdpBody(callerAnswer(call)) })
     const sound = agent ? tone(440, 0.5) : await holdMusicFor(call.owner.accountId)
     if (over(call) || !sound) return
@@ -540,7 +540,8 @@ export function createB2bua(deps: B2buaDeps) {
   const playPlan = async (call: Call, plan: CallPlan, ctx: Pick<SipRequestContext, 'provisional'>, fromHeader: (tag: string) => string) => {
     let rang = false
     let allBusy = true
-    let steps = plan.steps
+    let current = plan
+    let steps = current.steps
     for (let i = 0; i < steps.length; i++) {
       const step = steps[i]!
       if (call.state !== 'ringing') return
@@ -559,10 +560,10 @@ export function createB2bua(deps: B2buaDeps) {
       } else if (step.kind === 'notify' && step.app) {
         tell(call, { type: 'APP_NOTIFY', app: step.app, at: at() })
       } else if (step.kind === 'voicemail' && step.box) {
-        void toVoicemail(call, step.box.id)
+        void toVoicemail(call, step.box.id, step.box)
         return
       } else if ((step.kind === 'voice_app' || step.kind === 'ai_agent') && step.app) {
-        void appAnswers(call, step.app, step.kind === 'ai_agent' ? step.agent : undefined)
+        void appAnswers(call, step.app, step.kind === 'ai_agent' ? step.agent : undefined, current.ai_agent?.name)
         return
       } else if (step.kind === 'play' || step.kind === 'menu') {
         const clip = step.kind === 'play' ? step.clip : step.prompt
@@ -575,7 +576,8 @@ export function createB2bua(deps: B2buaDeps) {
         if (call.state !== 'ringing') return
         const next = await deps.route?.(call.owner.accountId, call.toNumber ?? '', deps.clock.now(), { dialPlan: step.dialPlan, node: step.node, digit })
         if (!next) break
-        steps = next.steps
+        current = next
+        steps = current.steps
         i = -1
       } else {
         if (step.kind !== 'hangup') log?.info({ call_id: call.id, step: step.kind }, 'routed call reached a step real calls do not take yet')
@@ -897,13 +899,13 @@ export function createB2bua(deps: B2buaDeps) {
    * timeout): the callee's voicemail answers the caller, plays the greeting and the
    * beep, then records the message until the caller hangs up (or MAX_MESSAGE_S).
    */
-  const toVoicemail = async (call: Call, userId: string) => {
+  const toVoicemail = async (call: Call, userId: string, box?: { type: 'user' | 'shared'; id: string }) => {
     if (call.state !== 'ringing') return
     for (const f of call.forks) f.cancel()
     call.state = 'answered'
     if (call.transferred) connectTransferred(call)
     call.voicemail = { userId }
-    tell(call, { type: 'VOICEMAIL', at: at() })
+    tell(call, { type: 'VOICEMAIL', ...(box ? { box: { type: box.type, id: box.id } } : {}), at: at() })
     call.answerCaller({ status: 200, headers: [['Contact', contactOf(call.caller.via.transport)]], ...sdpBody(callerAnswer(call)) })
     const greeting = await greetingFor(call.owner.accountId, userId)
     if (over(call)) return

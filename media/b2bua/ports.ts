@@ -67,9 +67,9 @@ export type SipCallEvent =
   | { type: 'HANGUP'; side: 'caller' | 'callee'; at: string }
   | { type: 'HOLD'; by_phone: true; at: string }
   | { type: 'RESUME'; by_phone: true; at: string }
-  | { type: 'VOICEMAIL'; at: string }
+  | { type: 'VOICEMAIL'; box?: { type: 'user' | 'shared'; id: string }; at: string }
   /** A voice app (with `ai_agent`, an AI agent) answered: the app follows the call from here. */
-  | { type: 'APP_ANSWER'; app: string; ai_agent?: string; at: string }
+  | { type: 'APP_ANSWER'; app: string; ai_agent?: string; ai_agent_name?: string; at: string }
   /** A notify-mode voice app node: the app follows the call from here. */
   | { type: 'APP_NOTIFY'; app: string; at: string }
   | { type: 'MESSAGE_STORED'; message: StoredMedia; at: string }
