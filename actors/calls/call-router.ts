@@ -14,9 +14,14 @@ import { presenceStates } from '../../src/services/accounts/presence'
 import { loadRoutingRows } from '../../src/services/routing/config'
 import { entryOf, withDndUsers } from '../../src/services/routing/route-preview'
 import { PRESENCE_KIND, presenceStatusOf } from '../presence/messages'
+import { directUser } from './routed-simulation'
 
-/** The plan, and the AI agent it ends with, named (its call's summary names it). */
-export type CallRoute = Plan & { ai_agent?: { id: string; name: string } }
+/**
+ * The plan, and what the call's input keeps of it: the user it targets directly
+ * (call.incoming's user_id), the voicemail box it ends in (whose message it is), the
+ * AI agent it ends with, named (its call's summary names it).
+ */
+export type CallRoute = Plan & { user?: string; voicemail_box?: { type: 'user' | 'shared'; id: string }; ai_agent?: { id: string; name: string } }
 /** A menu the caller answered: route again from its node with the digit (null: no input). */
 export interface MenuAnswer {
   dialPlan: string
@@ -43,7 +48,12 @@ export function callRouter(db: Db): CallRouter {
       ? route(config, { entry: { type: 'node', dialPlan: answer.dialPlan, node: answer.node }, digits: [answer.digit] }, now)
       : route(config, { entry: { type: entry.type, number: entry.number }, digits: [] }, now)
     const last = plan.steps[plan.steps.length - 1]
-    if (last?.kind !== 'ai_agent') return plan
-    return { ...plan, ai_agent: { id: last.agent, name: rows.aiAgents.find((a) => a.id === last.agent)?.name ?? last.agent } }
+    const user = directUser(plan)
+    return {
+      ...plan,
+      ...(user ? { user } : {}),
+      ...(last?.kind === 'voicemail' ? { voicemail_box: { type: last.box.type, id: last.box.id } } : {}),
+      ...(last?.kind === 'ai_agent' ? { ai_agent: { id: last.agent, name: rows.aiAgents.find((a) => a.id === last.agent)?.name ?? last.agent } } : {}),
+    }
   }
 }

@@ -108,7 +108,7 @@ type Unstamped<E> = E extends unknown ? Omit<E, 'at'> : never
 type CallEvent = Unstamped<CallMachineEvent>
 
 /** The call's single user when the number or extension targets one user directly (call.incoming's user_id). */
-function directUser(plan: RoutePlan): string | undefined {
+export function directUser(plan: RoutePlan): string | undefined {
   const first = plan.steps[0]
   if (first?.source?.type !== 'user') return undefined
   return first.source.id

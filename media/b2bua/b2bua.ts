@@ -678,18 +678,10 @@ export function createB2bua(deps: B2buaDeps) {
   }
 
   /** What the call's input keeps of the plan's end: the voicemail box (whose message it is), the AI agent (named in the summary). */
-  const planEndOf = (plan: CallPlan) => {
-    const last = plan.steps[plan.steps.length - 1]
-    return {
-      ...(last?.kind === 'voicemail' && last.box ? { voicemail_box: { type: last.box.type, id: last.box.id } } : {}),
-      ...(plan.ai_agent ? { ai_agent: plan.ai_agent } : {}),
-    }
-  }
-  /** The user a plan rings first when the number or extension targets one user (call.incoming's user_id). */
-  const directUserOf = (plan: CallPlan): string | undefined => {
-    const first = plan.steps[0]
-    return first?.source?.type === 'user' ? first.source.id : undefined
-  }
+  const planEndOf = (plan: CallPlan) => ({
+    ...(plan.voicemail_box ? { voicemail_box: plan.voicemail_box } : {}),
+    ...(plan.ai_agent ? { ai_agent: plan.ai_agent } : {}),
+  })
 
   /**
    * An INVITE from a carrier trunk (SIP_TRUNK_SOURCES) to one of the accounts'
@@ -712,7 +704,7 @@ export function createB2bua(deps: B2buaDeps) {
     const fromName = request.from?.displayName || null
     const call = await openCall(request, source, ctx, { owner, offer, callerCodec, users: {}, toNumber: number, contactUser: fromUser })
     if (!call) return { status: 503, reason: 'No Media Ports', headers: [['Retry-After', '5']] }
-    const direct = directUserOf(plan)
+    const direct = plan.user
     const admitted = await admit(call, ctx, {
       call_id: call.id,
       direction: 'inbound',

@@ -42,6 +42,10 @@ export interface SipCallStart {
 /** The routing engine's plan for a call (machines/routing route()), by shape: what the B2BUA plays. */
 export interface CallPlan {
   steps: readonly EnginePlanStep[]
+  /** The user the number or extension targets directly (call.incoming's user_id). */
+  user?: string
+  /** The voicemail box the plan ends in: whose message it is. */
+  voicemail_box?: { type: 'user' | 'shared'; id: string }
   /** The AI agent the plan ends with, named: its call's summary names it. */
   ai_agent?: { id: string; name: string }
 }
