@@ -21,7 +21,7 @@ import { planSipFollowUps } from './calls/sip-calls'
 import type { NotifyCheckSync } from './devices/check-sync'
 import { createDeviceKind } from './devices/device-actor'
 import { createPresenceKind } from './presence/presence-actor'
-import { createQueueKind } from './queues/queue-actor'
+import { createQueueKind, type QueueKindOptions } from './queues/queue-actor'
 import { createPortOrderKind } from './port-orders/port-order-actor'
 import { createHardwareOrderKind } from './hardware-orders/hardware-order-actor'
 import { sandboxReviewer } from '../src/services/hardware/reviewer'
@@ -49,6 +49,8 @@ export interface WorkerDeps {
   notifyCheckSync?: NotifyCheckSync
   /** Tells the media role that a SIP call ended (media/b2bua/bus-notices: a bus publish). */
   onSipCallEnded?: (notice: SipCallEndedNotice) => void
+  /** Tells the media role to ring a queue's agents for a real caller, or that the caller times out (media/b2bua/bus-notices: a bus publish). */
+  onQueueCaller?: QueueKindOptions['onQueueCaller']
 }
 
 /** The actor kinds a worker runs; `worker` names it in their log lines (placed: its shard-lease id). */
@@ -65,7 +67,7 @@ export function actorKinds(deps: WorkerDeps, worker = `${hostname()}:${process.p
   const sim = createSimKind({ clock: deps.clock, storage: deps.storage, audio: deps.audio })
   const device = createDeviceKind({ clock: deps.clock, notifyCheckSync: deps.notifyCheckSync })
   const presence = createPresenceKind({ clock: deps.clock })
-  const queue = createQueueKind({ clock: deps.clock })
+  const queue = createQueueKind({ clock: deps.clock, onQueueCaller: deps.onQueueCaller })
   const portOrder = createPortOrderKind({ clock: deps.clock, carrier: sandboxCarrier() })
   const hardwareOrder = createHardwareOrderKind({ clock: deps.clock, reviewer: sandboxReviewer() })
   const fax = createFaxKind({ carrier: sandboxFaxCarrier() })

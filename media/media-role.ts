@@ -12,11 +12,11 @@ import { forgetMediaNode, MEDIA_HEARTBEAT_MS, mediaHeartbeat } from '../src/serv
 import { registrarLine } from '../src/services/devices/registrations'
 import { storeCallQuality } from '../src/services/quality/call-quality'
 import { createB2bua, type B2bua } from './b2bua/b2bua'
-import { onClickToCall, onSipCallControl, onSipCallEnded } from './b2bua/bus-notices'
+import { onClickToCall, onQueueCaller, onSipCallControl, onSipCallEnded } from './b2bua/bus-notices'
 import { rtpCallMedia } from './b2bua/call-media'
 import { callerAuthenticator } from './b2bua/caller-auth'
 import { callDirectory } from './b2bua/directory'
-import type { CallActors, CallRouting, RecordingStorage } from './b2bua/ports'
+import type { CallActors, CallQueues, CallRouting, RecordingStorage } from './b2bua/ports'
 import { startCheckSyncNotifier } from './registrar/check-sync-notify'
 import { registrarOnDatabase } from './registrar/directory'
 import type { DeviceTellWriter } from './device-tell-batcher'
@@ -43,6 +43,8 @@ export interface MediaRoleOptions {
   route?: CallRouting
   /** Source addresses of carrier trunks (SIP_TRUNK_SOURCES). */
   trunkSources?: readonly string[]
+  /** The queue actors a routed call waits in (bound by the composition root); absent: a plan reaching a queue goes on past it. */
+  queues?: CallQueues
 }
 
 export interface MediaRole {
@@ -93,6 +95,7 @@ export async function startMediaRole(o: MediaRoleOptions): Promise<MediaRole> {
     actors: o.callActors,
     recordings: o.recordings,
     route: o.route,
+    queues: o.queues,
     trunkSources: new Set(o.trunkSources ?? []),
     // The call's media figures, kept for GET /v1/quality/summary and worst-calls.
     onMediaFinished: (m) => void storeCallQuality(o.db, m, o.clock.now()).catch((err) => o.log.error({ err, call_id: m.call_id }, 'call quality not stored')),
@@ -107,6 +110,8 @@ export async function startMediaRole(o: MediaRoleOptions): Promise<MediaRole> {
   const stopCallControl = onSipCallControl(o.bus, (notice) => b2bua?.control(notice))
   // Click-to-call accepted by a gateway: this role rings the user's phones, then the destination.
   const stopClickToCall = onClickToCall(o.bus, (notice) => b2bua?.clickToCall(notice))
+  // A queue's offers and timeouts for the real callers it holds: the agents' phones ring here.
+  const stopQueueCaller = onQueueCaller(o.bus, (notice) => b2bua?.queueCaller(notice))
   o.log.info({ host: o.sipHost, udpPort: sip.udpPort, tcpPort: sip.tcpPort }, 'SIP listening')
   return {
     sip,
@@ -117,6 +122,7 @@ export async function startMediaRole(o: MediaRoleOptions): Promise<MediaRole> {
       stopCallEnded()
       stopCallControl()
       stopClickToCall()
+      stopQueueCaller()
       // Calls end with their events written before the sockets close (the phones get their BYE).
       await b2bua?.stop()
       await sip.stop()

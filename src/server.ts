@@ -31,13 +31,15 @@ import { buildRoutingConfig, validateChange } from '../machines/routing'
 import { provisioningDirectory } from '../media/provisioning/directory'
 import { provisioningHandler } from '../media/provisioning/http'
 import { checkSyncPublisher } from '../media/registrar/check-sync-notify'
-import { clickToCallPublisher, sipCallEndedPublisher } from '../media/b2bua/bus-notices'
+import { clickToCallPublisher, queueCallerPublisher, sipCallEndedPublisher } from '../media/b2bua/bus-notices'
 import { type MediaRole, startMediaRole } from '../media/media-role'
 import type { SipServer } from '../media/sip/server'
 import { sipCallActors } from '../actors/calls/sip-calls'
 import { callRouter } from '../actors/calls/call-router'
+import { sipQueueCallers } from '../actors/queues/sip-queue'
 import { deviceTellWriter } from '../actors/devices/registrar-messages'
 import { registeredDevicesFromBindings } from './services/devices/registrations'
+import type { TimerRow } from './scheduler/durable-timers'
 import { startDataLifecycle } from './services/data-lifecycle/sweeper'
 import { startMediaWatchdog } from './services/calls/media-watchdog'
 import { simulatedRecordingWav, type PauseInterval } from '../media/simulated-audio'
@@ -156,6 +158,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
     outboxCommitted: () => bus.publish(OUTBOX_WAKE, ''),
     notifyCheckSync: checkSyncPublisher(bus),
     onSipCallEnded: sipCallEndedPublisher(bus),
+    onQueueCaller: queueCallerPublisher(bus),
   }
   const worker = config.roles.includes('worker')
   if (config.natsUrl && (worker || config.roles.includes('gateway'))) {
@@ -172,6 +175,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   // their lines here (the device actors hold the bindings, presence follows them) and
   // call each other through the B2BUA (a call actor per call, on any worker).
   const actorClient = actors?.client
+  const actorWake = actorClient ? (kind: string, id: string, rows: TimerRow[]) => actorClient.wake(kind, id, rows) : undefined
   const media = config.roles.includes('media')
     ? await startMediaRole({
         db: database.db,
@@ -187,7 +191,8 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
         recordings: storage,
         route: callRouter(database.db),
         trunkSources: config.sipTrunkSources,
-        callActors: sipCallActors({ db: database.db, clock, wake: actorClient ? (kind, id, rows) => actorClient.wake(kind, id, rows) : undefined }),
+        callActors: sipCallActors({ db: database.db, clock, wake: actorWake }),
+        queues: sipQueueCallers({ db: database.db, clock, wake: actorWake }),
       })
     : undefined
   const sip = media?.sip

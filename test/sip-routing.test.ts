@@ -20,12 +20,12 @@ import { pcmWav } from './fixtures/pcm-wav'
 import { upload } from './fixtures/upload'
 import { until } from './support/polling'
 import { startTestService } from './support/service'
-import { expectAllPassed, runSipp, sipAccount, sipWorkFolder, sipp, sox, withSipp } from './support/sip-phones'
+import { CARRIER_CALLER, carrierNumbers, expectAllPassed, sipAccount, sipWorkFolder, sipp, sox, withSipp } from './support/sip-phones'
 import { startWebhookReceiver } from './support/webhook-receiver'
 
 const t = await startTestService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: '1', SIP_TRUNK_SOURCES: '127.0.0.1' })
 const work = sipWorkFolder('sip-routing-')
-const CARRIER_CALLER = '+15551230000'
+const { numberRoutedTo, endedCallTo, call: carrierCall } = carrierNumbers(t)
 /** The RFC 4733 key "1" that Debian's sip-tester ships, replayed by the carrier into a menu. */
 const DTMF_PCAP = '/usr/share/sip-tester/dtmf_2833_1.pcap'
 
@@ -42,26 +42,6 @@ async function ringGroupOf(strategy: 'simultaneous' | 'sequential') {
   expect(group.status).toBe(200)
   return { a, alice, bob, carol, bobPhone, carolPhone, group: group.body.id as string }
 }
-
-/** One of the account's numbers, picked among several so that two test platforms' sandboxes rarely hold the same one. */
-async function orderNumber(c: { key: string; account: string }) {
-  const avail = await t.call('GET', '/v1/available-phone-numbers?quantity=20', c)
-  const pick = avail.body.data[Math.floor(Math.random() * avail.body.data.length)].phone_number as string
-  expect((await t.call('POST', '/v1/phone-number-orders', { ...c, body: { phone_numbers: [pick] } })).status).toBe(200)
-  const numbers = await t.call('GET', '/v1/phone-numbers', c)
-  return numbers.body.data.find((n: any) => n.number === pick) as { id: string; number: string }
-}
-
-/** One of the account's numbers, routed to `target`. */
-async function numberRoutedTo(c: { key: string; account: string }, target: string) {
-  const number = await orderNumber(c)
-  expect((await t.call('POST', `/v1/phone-numbers/${number.id}/route`, { ...c, body: { target } })).status).toBe(200)
-  return number.number
-}
-
-/** The account's call to `to`, once it has ended. */
-const endedCallTo = (a: { calls(): Promise<any[]> }, to: string) =>
-  until('the call ended', async () => (await a.calls()).find((c) => c.to_number === to && c.status), 30_000)
 
 /** An INVITE from the carrier's address, over plain UDP: the first final answer's status line. */
 async function trunkInviteStatus(to: string): Promise<string> {
@@ -112,7 +92,7 @@ describe.skipIf(!sipp || !sox)('real calls follow the routing', () => {
       const number = await numberRoutedTo(p.a.c, p.group)
       const bobRings = p.bobPhone('answer-ring.xml')
       const carolAnswers = p.carolPhone('answer.xml')
-      const carrier = runSipp(t, work, 'trunk-call-did.xml', [number, CARRIER_CALLER], ['-p', '0', '-mi', '127.0.0.1', '-mp', '0'])
+      const carrier = carrierCall(work, 'trunk-call-did.xml', number)
       expectAllPassed(await carrier, await carolAnswers, await bobRings)
 
       const call = await endedCallTo(p.a, number)
@@ -166,7 +146,7 @@ describe.skipIf(!sipp || !sox)('real calls follow the routing', () => {
       const number = await numberRoutedTo(p.a.c, p.group)
       // Bob's phone is registered but nobody answers it.
       const carolAnswers = p.carolPhone('answer.xml')
-      const carrier = runSipp(t, work, 'trunk-call-did.xml', [number, CARRIER_CALLER], ['-p', '0', '-mi', '127.0.0.1', '-mp', '0'])
+      const carrier = carrierCall(work, 'trunk-call-did.xml', number)
       expectAllPassed(await carrier, await carolAnswers)
       const call = await endedCallTo(p.a, number)
       expect(call).toMatchObject({ status: 'completed', user_id: p.carol.user })
@@ -187,7 +167,7 @@ describe.skipIf(!sipp || !sox)('real calls follow the routing', () => {
       const agent = await t.call('POST', '/v1/ai-agents', { ...a.c, body: { name: 'Ava', instructions: 'Book appointments.' } })
       const app = await t.call('POST', '/v1/voice-apps', { ...a.c, body: { name: 'Reception', kind: 'ai_agent', ai_agent: agent.body.id } })
       const number = await numberRoutedTo(a.c, app.body.id)
-      expectAllPassed(await runSipp(t, work, 'trunk-call-did.xml', [number, CARRIER_CALLER], ['-p', '0', '-mi', '127.0.0.1', '-mp', '0']))
+      expectAllPassed(await carrierCall(work, 'trunk-call-did.xml', number))
       const call = await endedCallTo(a, number)
       expect(call).toMatchObject({ direction: 'inbound', status: 'completed', connected_at: null })
       expect(call.answered_at).toBeString()
@@ -209,7 +189,7 @@ describe.skipIf(!sipp || !sox)('real calls follow the routing', () => {
       })
       const app = await t.call('POST', '/v1/voice-apps', { ...a.c, body: { name: 'IVR', kind: 'webhook', url: rx.url } })
       const number = await numberRoutedTo(a.c, app.body.id)
-      expectAllPassed(await runSipp(t, work, 'trunk-call-wait-bye.xml', [number, CARRIER_CALLER], ['-p', '0', '-mi', '127.0.0.1', '-mp', '0']))
+      expectAllPassed(await carrierCall(work, 'trunk-call-wait-bye.xml', number))
       const call = await endedCallTo(a, number)
       expect(call).toMatchObject({ status: 'completed', connected_at: null })
       await until('the app told how its hangup went', async () =>
@@ -244,7 +224,7 @@ describe.skipIf(!sipp || !sox)('real calls follow the routing', () => {
       expect([plan.status, plan.body.details]).toEqual([200, undefined])
       const number = await numberRoutedTo(a.c, plan.body.id)
       const carolAnswers = carolPhone('answer.xml')
-      const carrier = runSipp(t, work, 'trunk-call-prompt.xml', [number, CARRIER_CALLER], ['-p', '0', '-mi', '127.0.0.1', '-mp', '0'])
+      const carrier = carrierCall(work, 'trunk-call-prompt.xml', number)
       expectAllPassed(await carrier, await carolAnswers)
       const call = await endedCallTo(a, number)
       expect(call).toMatchObject({ status: 'completed', user_id: carol.user })
@@ -276,7 +256,7 @@ describe.skipIf(!sipp || !sox)('real calls follow the routing', () => {
       const number = await numberRoutedTo(a.c, plan.body.id)
       const carolAnswers = carolPhone('answer.xml')
       // Without the key the menu's default hangs up (480), which this scenario does not accept.
-      const carrier = runSipp(t, work, 'trunk-call-menu.xml', [number, CARRIER_CALLER], ['-p', '0', '-mi', '127.0.0.1', '-mp', '0'])
+      const carrier = carrierCall(work, 'trunk-call-menu.xml', number)
       expectAllPassed(await carrier, await carolAnswers)
       const call = await endedCallTo(a, number)
       expect(call).toMatchObject({ status: 'completed', user_id: carol.user })

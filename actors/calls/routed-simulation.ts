@@ -32,8 +32,7 @@ import {
 } from '../../machines/queue'
 import type { QueueEmitted } from '../../machines/queue-events'
 import type { Plan as RoutePlan, Step } from '../../machines/routing'
-import type { PresenceContext } from '../../machines/presence'
-import { type CallerArrived, QUEUE_KIND, type QueueHandoff, queueAgentStatus, queueHandoff } from '../queues/messages'
+import { type CallerArrived, QUEUE_KIND, type QueueHandoff, memberStatus, queueHandoff } from '../queues/messages'
 import type { ScheduleRequest } from '../runtime/client'
 import type { CallActorInput, CallOwner } from './messages'
 
@@ -323,7 +322,7 @@ function playStretch(p: Stretch): StretchResult {
 function agentsOf(req: Pick<RoutedCallRequest, 'queue_members' | 'outcomes'>, step: Extract<Step, { kind: 'enqueue' }>): ArrivalAgent[] {
   const members = req.queue_members?.[step.queue]
   const listed: ArrivalAgent[] = members
-    ? members.map((m) => ({ user_id: m.user_id, status: queueAgentStatus(m.standing, (m.presence as { context?: PresenceContext } | undefined)?.context) }))
+    ? members.map((m) => ({ user_id: m.user_id, status: memberStatus(m.standing, m.presence) }))
     : step.agents.map((user_id) => ({ user_id, status: 'available' as const }))
   // dnd for this call (outcomes) is dnd to the queue too: logged out of it
   return listed.map((a) => (req.outcomes?.[a.user_id] === 'dnd' ? { ...a, status: 'offline' as const } : a))

@@ -9,9 +9,8 @@ import type { EventObject } from 'xstate'
 import type { Clock } from '../../src/clock'
 import type { Db } from '../../src/db/client'
 import type { TimerRow } from '../../src/scheduler/durable-timers'
-import { durableMessage, spawnInTx } from '../runtime/commands'
-import { scheduleTimer } from '../../src/scheduler/durable-timers'
-import { shardOf } from '../runtime/shards'
+import { spawnInTx, tellActor } from '../runtime/commands'
+import { QUEUE_KIND } from '../queues/messages'
 import { CALL_KIND, type CallActorInput, type CallOwner, SIM_KIND } from './messages'
 import { followUpId } from './simulation'
 import type { CallContext, CallEndData } from '../../machines/call'
@@ -26,7 +25,11 @@ export interface SipCallActorsDeps {
 }
 
 /** The call actor's input for a SIP call: what the B2BUA knows, and the media process holding its legs. */
-export type SipCallInput = Omit<CallActorInput, 'sip'> & { media_node: string }
+export type SipCallInput = Omit<CallActorInput, 'sip' | 'end_watchers'> & {
+  media_node: string
+  /** The queues the call's plan may reach: each learns of the call's end (CALL_ENDED), a crash of the media process included. */
+  queues?: string[]
+}
 
 export function sipCallActors(deps: SipCallActorsDeps) {
   const wake = (id: string, row: TimerRow) => {
@@ -34,8 +37,12 @@ export function sipCallActors(deps: SipCallActorsDeps) {
   }
   return {
     async start(call: SipCallInput): Promise<void> {
-      const { media_node, ...rest } = call
-      const input: CallActorInput = { ...rest, sip: { media_node } }
+      const { media_node, queues, ...rest } = call
+      const input: CallActorInput = {
+        ...rest,
+        sip: { media_node },
+        ...(queues?.length ? { end_watchers: queues.map((id) => ({ kind: QUEUE_KIND, id })) } : {}),
+      }
       const row = await spawnInTx(deps.db, deps.clock, CALL_KIND, call.call_id, input)
       wake(call.call_id, row)
     },
@@ -54,16 +61,7 @@ export function sipCallActors(deps: SipCallActorsDeps) {
       deps.wake?.(SIM_KIND, id, [row]).catch(() => {})
     },
     async tell(callId: string, event: EventObject & Record<string, unknown>): Promise<void> {
-      const m = durableMessage.tell(event)
-      const row = await scheduleTimer(deps.db, deps.clock, {
-        actorKind: CALL_KIND,
-        actorId: callId,
-        name: m.name,
-        dueAt: deps.clock.now(),
-        event: m.event,
-        shard: shardOf(callId),
-      })
-      wake(callId, row)
+      wake(callId, await tellActor(deps.db, deps.clock, CALL_KIND, callId, event))
     },
   }
 }

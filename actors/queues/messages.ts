@@ -13,6 +13,7 @@
  * The actor's state is its persisted machine snapshot (no table of its own).
  */
 import { queueMachine, type AgentStatus, type QueueInput, type QueueMachineEvent } from '../../machines/queue'
+import type { PresenceContext } from '../../machines/presence'
 import type { CallOwner } from '../calls/messages'
 import type { Admission } from '../runtime/kinds'
 import { COMMAND_MESSAGE, type CommandMessage } from '../runtime/commands'
@@ -79,3 +80,7 @@ export function queueAgentStatus(
   if (presence.manual !== 'available') return 'offline'
   return presence.live_calls.length > 0 ? 'busy' : 'available'
 }
+
+/** A member's status from their standing and their presence actor's persisted snapshot (undefined: no presence actor yet). */
+export const memberStatus = (standing: 'available' | 'unavailable', presenceSnapshot: unknown): AgentStatus =>
+  queueAgentStatus(standing, (presenceSnapshot as { context?: PresenceContext } | undefined)?.context)

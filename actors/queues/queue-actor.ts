@@ -15,6 +15,12 @@
  *                        callback at callback_after_seconds (hanging up, keeping the
  *                        place); a callback an agent takes places the callback call; a
  *                        timeout writes the rest of the plan as the call's timers.
+ *  - a real caller    → (attachment `{ sip: { media_node } }`) the media role rings the
+ *                        agents' phones: an offer and a timeout are notices to it
+ *                        (`onQueueCaller`, bound by the composition root), and it reports
+ *                        AGENT_ANSWERED or OFFER_ENDED; the queue's own ring-end timer,
+ *                        later than the media role's ring, ends an offer nobody reports
+ *                        (a media process gone): the queue never waits on a lost notice.
  * Every timer name is per caller (and per agent), never per step: several messages may
  * be applied in one step, and the last schedule of a name is the one that stays.
  */
@@ -22,6 +28,7 @@ import { findEntry, maxWaitDeadline, type QueueCallBack, type QueueContext, type
 import { type QueueEmitted, withQueueAliases } from '../../machines/queue-events'
 import type { Clock } from '../../src/clock'
 import { newId } from '../../src/ids'
+import { OFFER_RING_SECONDS, type QueueCallerNotice, sipAttachmentOf } from '../../src/services/routing/queue-caller-notices'
 import { scheduleTimer } from '../../src/scheduler/durable-timers'
 import { CALL_KIND } from '../calls/messages'
 import { ANSWER_AFTER_SECONDS, BUSY_AFTER_SECONDS, planAfterQueue, QUEUE_OFFER_RING_SECONDS, type QueueCallerSim } from '../calls/routed-simulation'
@@ -33,9 +40,14 @@ import { admitQueueCommand, QUEUE_KIND, QUEUE_MACHINES, type QueueArrivalCommand
 
 export interface QueueKindOptions {
   clock: Clock
+  /** Tells the media role to ring agents for a real caller, or that the caller times out (a bus publish; best effort). */
+  onQueueCaller?: (notice: QueueCallerNotice) => void
 }
 
-type Args = { context: unknown }
+/** How long the queue lets a real caller's offer ring before ending it itself: well after the media role's ring ends it. */
+export const REAL_OFFER_END_SECONDS = 2 * OFFER_RING_SECONDS
+
+type Args = { context: unknown; event?: { type: string } }
 const ctxOf = (a: Args) => a.context as QueueContext
 const plus = (at: string, seconds: number) => new Date(Date.parse(at) + seconds * 1000).toISOString()
 
@@ -80,7 +92,9 @@ export function createQueueKind(opts: QueueKindOptions) {
   }
 
   /** What the queue does after its own events, beyond publishing them: its timers, and the sandbox caller's phone. */
-  const follow = (fx: Effects, c: QueueContext, e: QueueEmitted) => {
+  const follow = (fx: Effects, c: QueueContext, e: QueueEmitted, cause: string | undefined) => {
+    /** The caller's call ended already (a real call's end, or a sandbox call hung up by command): nobody to hang up. */
+    const callOver = cause === 'CALL_ENDED'
     switch (e.type) {
       case 'queue.call.queued': {
         const call = e.data.call_id
@@ -116,12 +130,12 @@ export function createQueueKind(opts: QueueKindOptions) {
       case 'queue.call.completed':
         fx.cancelTimer(timer.complete(e.data.call_id))
         // The sandbox caller hangs up (a call already ended by other means drops this message).
-        toCall(fx, e.data.call_id, { type: 'HANGUP', side: 'caller', at: e.data.completed_at })
+        if (!callOver) toCall(fx, e.data.call_id, { type: 'HANGUP', side: 'caller', at: e.data.completed_at })
         return
       case 'queue.call.abandoned':
         for (const n of [timer.maxWait(e.data.call_id), timer.hangup(e.data.call_id), timer.callback(e.data.call_id), timer.ringEnd(e.data.call_id)])
           fx.cancelTimer(n)
-        toCall(fx, e.data.call_id, { type: 'HANGUP', side: 'caller', at: e.data.abandoned_at })
+        if (!callOver) toCall(fx, e.data.call_id, { type: 'HANGUP', side: 'caller', at: e.data.abandoned_at })
         return
       case 'queue.call.timed_out':
         for (const n of [timer.maxWait(e.data.call_id), timer.hangup(e.data.call_id), timer.callback(e.data.call_id), timer.ringEnd(e.data.call_id)])
@@ -148,8 +162,29 @@ export function createQueueKind(opts: QueueKindOptions) {
     }
   }
 
+  /** To the media role, as the step's last write (like the call actor's notices): a closed bus must not fail the step. */
+  const tellMedia = (fx: Effects, notice: QueueCallerNotice) => {
+    const notify = opts.onQueueCaller
+    if (!notify) return
+    fx.write(async () => {
+      try {
+        notify(notice)
+      } catch {
+        // best effort: the ring-end timer, or the caller's hang-up, ends what a lost notice leaves
+      }
+    })
+  }
+
   /** The agents' phones ring for the caller; each reacts as the sandbox caller's outcomes say. */
-  const ring = (fx: Effects, o: QueueOffer) => {
+  const ring = (fx: Effects, c: QueueContext, o: QueueOffer) => {
+    if (sipAttachmentOf(o.attachment)) {
+      // A real caller never asks for a callback (no key does it yet): only live offers reach here.
+      if (o.callback_id !== null) return
+      tellMedia(fx, { kind: 'offer', queue_id: c.config.queue_id, call_id: o.call_id, agents: o.agents.map((a) => a.user_id), offered_at: o.at })
+      const end = plus(o.at, REAL_OFFER_END_SECONDS)
+      fx.schedule({ name: timer.ringEnd(o.call_id), at: end, event: { type: 'OFFER_ENDED', call_id: o.call_id, offered_at: o.at, at: end } })
+      return
+    }
     const sim = simOf(o.attachment)
     if (!sim) return
     const call = o.call_id
@@ -175,7 +210,8 @@ export function createQueueKind(opts: QueueKindOptions) {
   }
 
   /** The caller leaves for the queue's timeout target: the rest of the plan runs on the call's own timers (and may reach another queue). */
-  const timeOut = (fx: Effects, t: QueueTimeout) => {
+  const timeOut = (fx: Effects, c: QueueContext, t: QueueTimeout) => {
+    if (sipAttachmentOf(t.attachment)) return tellMedia(fx, { kind: 'timeout', queue_id: c.config.queue_id, call_id: t.call_id, at: t.at })
     const sim = simOf(t.attachment)
     if (!sim) return
     const next = planAfterQueue(sim, t.call_id, t.at, { command: newId('command') })
@@ -212,16 +248,16 @@ export function createQueueKind(opts: QueueKindOptions) {
         const c = ctxOf(args)
         const { owner } = c.runtime as QueueRuntime
         fx.emit({ platformId: owner.platformId, accountId: owner.accountId, mode: owner.mode, type: e.type, data: withQueueAliases(e) })
-        follow(fx, c, e)
+        follow(fx, c, e, args.event?.type)
       },
-      offer: (_: Args, o: QueueOffer) => ring(fx, o),
+      offer: (args: Args, o: QueueOffer) => ring(fx, ctxOf(args), o),
       cancelOffer: (_: Args, x: { call_id: string; agents: string[] }) => {
         for (const u of x.agents) {
           fx.cancelTimer(timer.answer(x.call_id, u))
           fx.cancelTimer(timer.decline(x.call_id, u))
         }
       },
-      toTimeoutTarget: (_: Args, t: QueueTimeout) => timeOut(fx, t),
+      toTimeoutTarget: (args: Args, t: QueueTimeout) => timeOut(fx, ctxOf(args), t),
       callBack: (_: Args, b: QueueCallBack) => callBack(fx, b),
       wake: (_: Args, w: QueueWake) => {
         const call = (w.event as { call_id: string }).call_id

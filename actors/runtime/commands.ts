@@ -85,6 +85,11 @@ export function spawnInTx(tx: Db, clock: Clock, kind: string, id: string, input:
   return write(tx, clock, kind, id, durableMessage.spawn(input, opts))
 }
 
+/** Writes a plain event for the actor (its own row; in the caller's transaction, or alone); see sendCommand. */
+export function tellActor(tx: Db, clock: Clock, kind: string, id: string, event: EventObject & Record<string, unknown>): Promise<TimerRow> {
+  return write(tx, clock, kind, id, durableMessage.tell(event))
+}
+
 /** Durable spawns and tells for services (src/services/deps: ActorMessages), on the same rows as the above. */
 export function durableActorMessages(clock: Clock): ActorMessages {
   return {

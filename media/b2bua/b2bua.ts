@@ -18,6 +18,7 @@
 import type { IncomingResponseMessage } from 'sip.js/lib/core/messages/incoming-response-message.js'
 import type { Clock } from '../../src/clock'
 import type { ClickToCallNotice } from '../../src/services/calls/click-to-call'
+import { OFFER_RING_SECONDS, type QueueCallerNotice } from '../../src/services/routing/queue-caller-notices'
 import { idKind, newId } from '../../src/ids'
 import type { Logger } from '../../src/logger'
 import type { OutgoingRequest } from '../sip/client'
@@ -37,10 +38,12 @@ import type {
   CallMedia,
   CallMediaSession,
   CallOwner,
+  CallQueues,
   CallPlan,
   CallRecording,
   CallRouting,
   LegMediaStats,
+  QueueCallerEvent,
   RecordingStorage,
   SipCallEvent,
   SipCallStart,
@@ -65,6 +68,8 @@ export interface B2buaDeps {
   recordings?: RecordingStorage
   /** The account's routing for a call to a number or an extension that is not a user's (ring groups, dial plans...); absent: such calls get 480. */
   route?: CallRouting
+  /** The queue actors a routed call waits in; absent: a plan's queue step is passed over. */
+  queues?: CallQueues
   /** Source addresses of carrier trunks: their INVITEs to the accounts' numbers are inbound calls, without digest. */
   trunkSources?: ReadonlySet<string>
   /** An answered call's media figures, once it ended (kept with the call for the quality endpoints). */
@@ -113,8 +118,13 @@ interface Call {
   digitWaiter?: (digit: string | null) => void
   /** Menus the caller has been through (bounded by MAX_MENUS). */
   menus?: number
-  /** The caller as call.* reports it (for the voicemail record). */
+  /** The queue holding the caller (from its arrival until the call ends): the plan waits in `leave` until the queue lets the caller go on. */
+  queue?: { id: string; leave(how: 'timed_out' | 'answered' | 'ended'): void }
+  /** The caller as call.* reports it (for the voicemail record, and a queue's caller). */
   fromNumber?: string
+  fromName?: string | null
+  /** The From of the INVITEs a routed call's ring steps send (a queue's offers ring with it too). */
+  fromHeader?: (tag: string) => string
   /** The number each side is reached by (the caller's, the dialled one): what a transfer's new call shows. */
   toNumber?: string
   /** The user on each side, when a user's phone is there: who a REFER from that side transfers for. */
@@ -228,6 +238,15 @@ export function createB2bua(deps: B2buaDeps) {
       .catch((err) => log?.error({ err, call_id: call.id, event: event.type }, 'call event not written'))
   }
 
+  /** A queue's event about this call, after the call's own events so far (a queue reads the call's end after its answer). */
+  const tellQueue = (call: Call, queueId: string, event: QueueCallerEvent) => {
+    const queues = deps.queues
+    if (!queues) return
+    call.told = call.told
+      .then(() => queues.tell(queueId, event))
+      .catch((err) => log?.error({ err, call_id: call.id, queue: queueId, event: event.type }, 'queue event not written'))
+  }
+
   const contactOf = (transport: 'udp' | 'tcp', user = 'b2bua') => `<sip:${user}@${deps.sip.sentBy(transport)}${transport === 'tcp' ? ';transport=tcp' : ''}>`
 
   /** A new dialog's INVITE to a registered contact, offering G.711 on our anchored port. */
@@ -278,6 +297,10 @@ export function createB2bua(deps: B2buaDeps) {
     const wasAnswered = call.state === 'answered'
     call.state = 'ended'
     call.digitWaiter?.(null)
+    if (call.queue) {
+      call.queue.leave('ended')
+      tellQueue(call, call.queue.id, { type: 'CALL_ENDED', call_id: call.id, at: at() })
+    }
     for (const f of call.forks) f.cancel()
     if (call.refer) clearTimeout(call.refer.timer)
     if (wasAnswered) keepFigures(call)
@@ -351,6 +374,8 @@ export function createB2bua(deps: B2buaDeps) {
     for (const f of call.forks) f.cancel()
     if (answer && codec) call.media.setCallee({ address: answer.address, port: answer.port, codec, dtmfPayloadType: answer.dtmfPayloadType })
     if (call.transferred) connectTransferred(call)
+    // A queue's music, or a prompt still playing: the agent's voice now.
+    call.media.stopPlaying('caller')
     if (call.owner.recording && deps.recordings) call.recording = call.media.startRecording()
     tell(call, { type: 'ANSWER', user_id: userId, at: at() })
     call.answerCaller({
@@ -533,11 +558,13 @@ export function createB2bua(deps: B2buaDeps) {
    * app follow the call; a voicemail step answers with the box's greeting and takes
    * the message; a voice app or AI agent answers (appAnswers); a played clip or a
    * menu's prompt plays as early media (playPrompt); a menu waits for the caller's
-   * key (RFC 4733) and the plan goes on from the menu's node with it. A plan that
-   * ends unanswered ends busy when every phone rung was busy, else no-answer (480);
-   * queues are not reached by real calls yet (480).
+   * key (RFC 4733) and the plan goes on from the menu's node with it; a queue holds
+   * the caller (waitInQueue) until an agent answers or it times out to the steps
+   * after it. A plan that ends unanswered ends busy when every phone rung was busy,
+   * else no-answer (480).
    */
   const playPlan = async (call: Call, plan: CallPlan, ctx: Pick<SipRequestContext, 'provisional'>, fromHeader: (tag: string) => string) => {
+    call.fromHeader = fromHeader
     let rang = false
     let allBusy = true
     let current = plan
@@ -557,6 +584,10 @@ export function createB2bua(deps: B2buaDeps) {
         const end = await ringStep(call, reachable, step.timeoutSeconds ?? RING_TIMEOUT_S, fromHeader, call.toNumber ?? '')
         if (end === 'answered') return
         if (end === 'no-answer') allBusy = false
+      } else if (step.kind === 'enqueue' && step.queue && deps.queues) {
+        // No 180: the caller hears the queue (183, early media) until an agent answers. The queue's timeout lets the caller go on with the plan (the queue's timeout target); anything else ended it here.
+        if ((await waitInQueue(call, ctx, step)) !== 'timed_out') return
+        allBusy = false
       } else if (step.kind === 'notify' && step.app) {
         tell(call, { type: 'APP_NOTIFY', app: step.app, at: at() })
       } else if (step.kind === 'voicemail' && step.box) {
@@ -593,6 +624,93 @@ export function createB2bua(deps: B2buaDeps) {
       call.answerCaller({ status: 480, reason: 'Temporarily Unavailable' })
     }
     finish(call)
+  }
+
+  /**
+   * The caller waits in a queue: the queue actor holds it and offers it to agents
+   * (queueCaller), the caller hears the account's hold music (early media) meanwhile.
+   * Resolves how the wait ended: an agent answered, the queue timed the caller out
+   * (the plan goes on), or the call ended. A queue that cannot take the caller (its
+   * actor not written) is passed over like a timeout.
+   */
+  const waitInQueue = async (
+    call: Call,
+    ctx: Pick<SipRequestContext, 'provisional'>,
+    step: CallPlan['steps'][number],
+  ): Promise<'timed_out' | 'answered' | 'ended'> => {
+    const queues = deps.queues!
+    const queueId = step.queue!
+    const agents = step.agents ?? []
+    const now = deps.clock.now()
+    const contacts = await Promise.all(agents.map((u) => deps.directory.contactsOf(call.owner.accountId, u, now)))
+    if (call.state !== 'ringing') return 'ended'
+    const left = new Promise<'timed_out' | 'answered' | 'ended'>((resolve) => {
+      call.queue = {
+        id: queueId,
+        leave: (how) => {
+          if (how !== 'answered') call.media.stopPlaying('caller')
+          resolve(how)
+        },
+      }
+    })
+    try {
+      await queues.arrive({
+        call: {
+          call_id: call.id,
+          owner: { platformId: call.owner.platformId, accountId: call.owner.accountId, mode: call.owner.mode },
+          from_number: call.fromNumber ?? '',
+          from_name: call.fromName ?? null,
+          to_number: call.toNumber ?? '',
+          media_node: deps.node,
+        },
+        queue: { queue_id: queueId, max_wait_seconds: step.maxWaitSeconds ?? 0, agents, unreachable: agents.filter((_, i) => contacts[i]!.length === 0) },
+      })
+    } catch (err) {
+      log?.error({ err, call_id: call.id, queue: queueId }, 'caller not queued: the plan goes on')
+      call.queue = undefined
+      return call.state === 'ringing' ? 'timed_out' : 'ended'
+    }
+    if (call.state !== 'ringing') return 'ended'
+    earlyMedia(call, ctx)
+    const music = await holdMusicFor(call.owner.accountId)
+    if (music && call.state === 'ringing' && call.queue?.id === queueId) void call.media.play('caller', music, { loop: true }).catch(() => {})
+    return left
+  }
+
+  /**
+   * A queue's word about a caller this process holds: ring the offered agents'
+   * phones at once (ringStep, OFFER_RING_SECONDS) and report the answer, or
+   * that nobody took it; or the caller times out and the plan goes on. A notice for
+   * a call held elsewhere, or one that already left the queue, is not ours.
+   */
+  const queueCaller = (notice: QueueCallerNotice) => {
+    const call = calls.get(notice.call_id)
+    if (!call || call.queue?.id !== notice.queue_id || call.state !== 'ringing') return
+    const queue = call.queue
+    if (notice.kind === 'timeout') {
+      for (const f of call.forks) f.cancel()
+      call.queue = undefined
+      queue.leave('timed_out')
+      return
+    }
+    const offered_at = notice.offered_at
+    void (async () => {
+      const now = deps.clock.now()
+      const users = await Promise.all(
+        notice.agents.map(async (userId) => ({ userId, contacts: await deps.directory.contactsOf(call.owner.accountId, userId, now) })),
+      )
+      const reachable = users.filter((u) => u.contacts.length > 0)
+      const fromHeader = call.fromHeader ?? ((tag: string) => `<sip:${call.fromNumber ?? 'anonymous'}@${deps.host}>;tag=${tag}`)
+      // Nobody to ring (their phones left meanwhile): the offer rings out as if unanswered, not at once (the queue would offer again at once).
+      const end =
+        reachable.length > 0
+          ? await ringStep(call, reachable, OFFER_RING_SECONDS, fromHeader, call.toNumber ?? '')
+          : await new Promise<'no-answer'>((r) => after(call, OFFER_RING_SECONDS, () => r('no-answer')))
+      if (end === 'answered') {
+        tellQueue(call, queue.id, { type: 'AGENT_ANSWERED', call_id: call.id, user_id: call.users.callee!, offered_at, at: at() })
+        queue.leave('answered')
+      } else if (call.state === 'ringing' && call.queue === queue) tellQueue(call, queue.id, { type: 'OFFER_ENDED', call_id: call.id, offered_at, at: at() })
+    })().catch((err) => log?.error({ err, call_id: call.id }, 'queue offer failed'))
   }
 
   const NO_G711: SipResponseSpec = {
@@ -658,6 +776,7 @@ export function createB2bua(deps: B2buaDeps) {
       return undefined
     }
     call.fromNumber = start.from_number
+    call.fromName = start.from_name ?? null
     calls.set(call.id, call)
     bySipCallId.set(call.caller.callId, { call, side: 'caller' })
     const answer = new Promise<SipResponseSpec>((resolve) => {
@@ -677,11 +796,18 @@ export function createB2bua(deps: B2buaDeps) {
     return { answer }
   }
 
-  /** What the call's input keeps of the plan's end: the voicemail box (whose message it is), the AI agent (named in the summary). */
-  const planEndOf = (plan: CallPlan) => ({
-    ...(plan.voicemail_box ? { voicemail_box: plan.voicemail_box } : {}),
-    ...(plan.ai_agent ? { ai_agent: plan.ai_agent } : {}),
-  })
+  /**
+   * What the call's input keeps of the plan: the voicemail box (whose message it is), the AI agent (named in the
+   * summary), the queues it may wait in (they learn of its end). A queue a menu leads to later learns it from here (finish).
+   */
+  const planEndOf = (plan: CallPlan) => {
+    const queues = [...new Set(plan.steps.flatMap((s) => (s.kind === 'enqueue' && s.queue ? [s.queue] : [])))]
+    return {
+      ...(plan.voicemail_box ? { voicemail_box: plan.voicemail_box } : {}),
+      ...(plan.ai_agent ? { ai_agent: plan.ai_agent } : {}),
+      ...(queues.length > 0 ? { queues } : {}),
+    }
+  }
 
   /**
    * An INVITE from a carrier trunk (SIP_TRUNK_SOURCES) to one of the accounts'
@@ -1466,6 +1592,8 @@ export function createB2bua(deps: B2buaDeps) {
     clickToCall: (notice: ClickToCallNotice) => {
       clickToCall(notice).catch((err) => log?.error({ err }, 'click-to-call failed'))
     },
+    /** A queue's offer or timeout for one of its real callers (unknown ids are other processes' calls). */
+    queueCaller,
     /** The call machine ended the call (an API hang-up): take its legs down. Unknown ids are other processes' calls. */
     callEnded(callId: string) {
       const call = calls.get(callId)

@@ -7,6 +7,7 @@
  */
 import type { Bus, Unsubscribe } from '../../src/bus/bus'
 import type { ClickToCallNotice } from '../../src/services/calls/click-to-call'
+import { QUEUE_CALLER_SUBJECT, type QueueCallerNotice } from '../../src/services/routing/queue-caller-notices'
 
 export const SIP_CALL_ENDED_SUBJECT = 'voice.media.sip_call_ended'
 
@@ -87,6 +88,25 @@ export function onSipCallControl(bus: Pick<Bus, 'subscribe'>, handle: (notice: S
       if (typeof notice.call_id !== 'string' || typeof notice.at !== 'string' || !c || !CONTROL_COMMANDS.has(c.command as string)) return
       if (c.command === 'transfer' && (typeof c.to !== 'string' || typeof c.by !== 'string' || typeof c.new_call_id !== 'string')) return
       handle(notice as SipCallControlNotice)
+    } catch {
+      // Not a notice of this version.
+    }
+  })
+}
+
+/** The queue actor's side (bound by the composition root): an offer or a timeout for a real caller. */
+export function queueCallerPublisher(bus: Pick<Bus, 'publish'>): (notice: QueueCallerNotice) => void {
+  return (notice) => bus.publish(QUEUE_CALLER_SUBJECT, JSON.stringify(notice))
+}
+
+export function onQueueCaller(bus: Pick<Bus, 'subscribe'>, handle: (notice: QueueCallerNotice) => void): Unsubscribe {
+  return bus.subscribe(QUEUE_CALLER_SUBJECT, (data) => {
+    try {
+      const n = JSON.parse(data) as Partial<QueueCallerNotice> & Record<string, unknown>
+      if (typeof n.queue_id !== 'string' || typeof n.call_id !== 'string') return
+      if (n.kind === 'offer' && Array.isArray(n.agents) && n.agents.every((a) => typeof a === 'string') && typeof n.offered_at === 'string')
+        handle(n as QueueCallerNotice)
+      else if (n.kind === 'timeout' && typeof n.at === 'string') handle(n as QueueCallerNotice)
     } catch {
       // Not a notice of this version.
     }

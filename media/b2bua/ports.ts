@@ -37,6 +37,8 @@ export interface SipCallStart {
   voicemail_box?: { type: 'user' | 'shared'; id: string }
   /** The AI agent a routed call's plan ends with. */
   ai_agent?: { id: string; name: string }
+  /** The queues the plan may reach: they learn when the call ends, however it ends (a crash of this process included). */
+  queues?: string[]
 }
 
 /** The routing engine's plan for a call (machines/routing route()), by shape: what the B2BUA plays. */
@@ -61,6 +63,35 @@ export type CallRouting = (
   now: Date,
   answer?: { dialPlan: string; node: string; digit: string | null },
 ) => Promise<CallPlan | undefined>
+
+/**
+ * A queue a routed call reaches (the plan's enqueue step): the queue actor holds the
+ * caller from here and offers it to agents (notices to the media role, SipQueueNotice).
+ */
+export interface QueueStep {
+  queue_id: string
+  max_wait_seconds: number
+  /** The queue's members as the plan found them. */
+  agents: readonly string[]
+  /** Members with no registered phone: a real call cannot reach them (logged out of the queue for it). */
+  unreachable: readonly string[]
+}
+
+/** What the agents' phones did with an offer (`offered_at` names it), or the caller's end: the queue machine's events. */
+export type QueueCallerEvent =
+  | { type: 'AGENT_ANSWERED'; call_id: string; user_id: string; offered_at: string; at: string }
+  | { type: 'OFFER_ENDED'; call_id: string; offered_at: string; at: string }
+  | { type: 'CALL_ENDED'; call_id: string; at: string }
+
+/** The queue actors, seen from the media role. Both resolve once what they wrote is committed. */
+export interface CallQueues {
+  /** The caller enters the queue. */
+  arrive(arrival: {
+    call: { call_id: string; owner: CallOwner; from_number: string; from_name: string | null; to_number: string; media_node: string }
+    queue: QueueStep
+  }): Promise<void>
+  tell(queueId: string, event: QueueCallerEvent): Promise<void>
+}
 
 /** The call machine's events a SIP call produces (machines/call.ts CallMachineEvent). */
 export type SipCallEvent =

@@ -182,3 +182,31 @@ export async function sipAccount(t: TestService, work: string, count: number, o:
   }
   return { c, lines, calls, events, eventsOf, stop: () => rx.stop() }
 }
+
+/** The calling number a carrier trunk (sipp from 127.0.0.1, SIP_TRUNK_SOURCES) presents. */
+export const CARRIER_CALLER = '+15551230000'
+
+/** Numbers a carrier trunk delivers calls to, and the calls it made. */
+export function carrierNumbers(t: TestService) {
+  /** One of the account's numbers, picked among several so that two test platforms' sandboxes rarely hold the same one. */
+  const orderNumber = async (c: { key: string; account: string }) => {
+    const avail = await t.call('GET', '/v1/available-phone-numbers?quantity=20', c)
+    const pick = avail.body.data[Math.floor(Math.random() * avail.body.data.length)].phone_number as string
+    expect((await t.call('POST', '/v1/phone-number-orders', { ...c, body: { phone_numbers: [pick] } })).status).toBe(200)
+    const numbers = await t.call('GET', '/v1/phone-numbers', c)
+    return numbers.body.data.find((n: any) => n.number === pick) as { id: string; number: string }
+  }
+  return {
+    /** One of the account's numbers, routed to `target`. */
+    async numberRoutedTo(c: { key: string; account: string }, target: string) {
+      const number = await orderNumber(c)
+      expect((await t.call('POST', `/v1/phone-numbers/${number.id}/route`, { ...c, body: { target } })).status).toBe(200)
+      return number.number
+    },
+    /** The account's call to `to`, once it has ended. */
+    endedCallTo: (a: { calls(): Promise<any[]> }, to: string) =>
+      until('the call ended', async () => (await a.calls()).find((c) => c.to_number === to && c.status), 30_000),
+    /** Runs a carrier scenario (test/sip/trunk-*.xml) calling `number`. */
+    call: (work: string, scenario: string, number: string) => runSipp(t, work, scenario, [number, CARRIER_CALLER], ['-p', '0', '-mi', '127.0.0.1', '-mp', '0']),
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Real calls that wait in a queue, with sipp (Debian `sip-tester`) as the carrier
+ * and as the agents' phones, over UDP on loopback (test/support/sip-phones.ts):
+ *  - the carrier's call waits in a queue (183, early media: the caller hears the
+ *    queue), both agents' phones ring at once, one answers, the other is cancelled;
+ *    the queue.call.* events are the simulator's for the same call, ending completed
+ *    by the agent who answered;
+ *  - an agent with no registered phone cannot take the call: the caller waits out the
+ *    queue's max wait and goes on to its timeout target, a user whose phone answers;
+ *  - the caller hangs up while an agent's phone rings: the queue reports the caller
+ *    abandoned and the agent's phone gets CANCEL.
+ */
+import { describe, expect, test } from 'bun:test'
+import { until } from './support/polling'
+import { startTestService } from './support/service'
+import { carrierNumbers, expectAllPassed, sipAccount, sipWorkFolder, sipp, sox, withSipp } from './support/sip-phones'
+
+const t = await startTestService({ SIP_TRUNK_SOURCES: '127.0.0.1', WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' })
+const work = sipWorkFolder('sip-queues-')
+const { numberRoutedTo, endedCallTo, call: carrierCall } = carrierNumbers(t)
+
+type Account = Awaited<ReturnType<typeof sipAccount>>
+
+/** A queue of these users, with its settings. */
+async function queueOf(a: Account, members: string[], settings: Record<string, unknown> = {}) {
+  const q = await t.call('POST', '/v1/queues', { ...a.c, body: { name: 'Help desk', ...settings } })
+  expect([q.status, q.body.details]).toEqual([200, undefined])
+  for (const user of members) expect((await t.call('POST', `/v1/queues/${q.body.id}/members`, { ...a.c, body: { user } })).status).toBe(200)
+  return q.body.id as string
+}
+
+const queueEvents = (events: any[]) => events.filter((e) => e.type.startsWith('queue.call.'))
+
+if (!sipp || !sox) test.skip(`real calls in queues (skipped: ${!sipp ? 'sipp is not installed; Debian package sip-tester' : 'sox is not installed'})`, () => {})
+
+describe.skipIf(!sipp || !sox)('real calls wait in queues', () => {
+  test(
+    'a carrier’s call waits in a queue: both agents’ phones ring, one answers, the other is cancelled; queued, dispatched, answered, completed',
+    async () => {
+      const a = await sipAccount(t, work, 2)
+      const [bob, carol] = a.lines as [Account['lines'][0], Account['lines'][0]]
+      const bobRings = (await bob.register())('answer-ring.xml')
+      const carolAnswers = (await carol.register())('answer.xml')
+      const queue = await queueOf(a, [bob.user, carol.user])
+      const number = await numberRoutedTo(a.c, queue)
+      // The carrier's scenario needs the 183 (the queue as early media) before the 200.
+      expectAllPassed(await carrierCall(work, 'trunk-call-prompt.xml', number), await carolAnswers, await bobRings)
+
+      const call = await endedCallTo(a, number)
+      expect(call).toMatchObject({ direction: 'inbound', status: 'completed', user_id: carol.user })
+      const events = await a.eventsOf(call.id, 'queue.call.completed')
+      const q = queueEvents(events)
+      expect(q.map((e) => e.type)).toEqual(['queue.call.queued', 'queue.call.dispatched', 'queue.call.answered', 'queue.call.completed'])
+      expect(q[0].data).toMatchObject({ queue: queue, queue_name: 'Help desk', to_number: number })
+      expect(q[2].data.agent_user).toBe(carol.user)
+      expect(q[3].data.agent_user).toBe(carol.user)
+      const calls = events.filter((e) => e.type.startsWith('call.') && !e.type.startsWith('call.command_')).map((e) => e.type)
+      expect(calls[0]).toBe('call.incoming')
+      expect(calls.slice(-2)).toEqual(['call.answered', 'call.end'])
+      await a.stop()
+    },
+    withSipp(90_000),
+  )
+
+  test(
+    'an agent with no registered phone cannot take the call: the caller waits out max wait, then the timeout target’s phone answers',
+    async () => {
+      const a = await sipAccount(t, work, 2)
+      const [away, carol] = a.lines as [Account['lines'][0], Account['lines'][0]]
+      const carolAnswers = (await carol.register())('answer.xml')
+      const queue = await queueOf(a, [away.user], { max_wait_seconds: 2, timeout_target: carol.user })
+      const number = await numberRoutedTo(a.c, queue)
+      expectAllPassed(await carrierCall(work, 'trunk-call-prompt.xml', number), await carolAnswers)
+
+      const call = await endedCallTo(a, number)
+      expect(call).toMatchObject({ status: 'completed', user_id: carol.user })
+      const events = await a.eventsOf(call.id)
+      expect(queueEvents(events).map((e) => e.type)).toEqual(['queue.call.queued', 'queue.call.timed_out'])
+      expect(events.filter((e) => e.type === 'call.ringing').map((e) => e.data.user_id)).toEqual([carol.user])
+      await a.stop()
+    },
+    withSipp(90_000),
+  )
+
+  test(
+    'the caller hangs up while the agent’s phone rings: abandoned, and the agent’s phone gets CANCEL',
+    async () => {
+      const a = await sipAccount(t, work, 1)
+      const [bob] = a.lines as [Account['lines'][0]]
+      const bobRings = (await bob.register())('answer-ring.xml')
+      const queue = await queueOf(a, [bob.user])
+      const number = await numberRoutedTo(a.c, queue)
+      expectAllPassed(await carrierCall(work, 'trunk-call-cancel.xml', number), await bobRings)
+
+      const call = await endedCallTo(a, number)
+      expect(call.status).toBe('no-answer')
+      const events = await a.eventsOf(call.id, 'queue.call.abandoned')
+      expect(queueEvents(events).map((e) => e.type)).toEqual(['queue.call.queued', 'queue.call.dispatched', 'queue.call.abandoned'])
+      expect(events.filter((e) => e.type === 'call.ringing').map((e) => e.data.user_id)).toEqual([bob.user])
+      // The agent is free again: their presence leaves on_call.
+      await until('Bob is available', async () => (await t.call('GET', `/v1/users/${bob.user}/presence`, a.c)).body.status === 'available')
+      await a.stop()
+    },
+    withSipp(90_000),
+  )
+})
