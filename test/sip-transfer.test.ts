@@ -81,13 +81,17 @@ describe.skipIf(!sipp || !sox)('blind transfer of a real call', () => {
   )
 
   test(
-    'from the API (POST /v1/calls/{id}): the call’s user (the caller) is released with a BYE, the called phone is connected to the target',
+    'from the API (POST /v1/calls/{id}): a warm transfer is refused; a blind one releases the call’s user (the caller) with a BYE and connects the called phone to the target',
     async () => {
       const p = await threePhones()
       const bobAnswers = p.bobPhone('answer.xml')
       const carolAnswers = p.carolPhone('answer-talk-bye.xml')
       const aliceCalls = p.alice.dial('call-extension-wait-bye.xml', p.bob.extension)
       const id = await p.answeredCall()
+      // A warm transfer of a real call is refused (its consultation call would be the simulator's), and changes nothing.
+      const warm = await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'transfer', to: p.carol.user, mode: 'warm' } })
+      expect([warm.status, warm.body.code]).toEqual([409, 'call_transfer_not_allowed'])
+      expect(String(warm.body.error)).toContain('warm transfer')
       const transfer = await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'transfer', to: p.carol.user, mode: 'blind' } })
       expect(transfer.status).toBe(202)
       expectAllPassed(await aliceCalls, await bobAnswers, await carolAnswers)

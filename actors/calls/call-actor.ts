@@ -29,7 +29,6 @@ import { endListenersOfCalls } from '../../src/services/calls/call-listeners'
 import { recordPauseToggle } from '../../src/services/calls/recordings'
 import { type CallLogInsert, type CallLogPatch, insertCallLogs, patchCallLogs } from '../../src/services/calls/call-log'
 import {
-  admitCallCommand,
   durationSeconds,
   type CallContext,
   type CallEmitted,
@@ -45,7 +44,7 @@ import type { SpawnOptions } from '../runtime/client'
 import { type Admission, defineActorKind, type ActorSpawn, type Effects } from '../runtime/kinds'
 import { type CallPresenceChange, callPresenceChanges, handOverChanges } from '../presence/call-presence'
 import { PRESENCE_KIND, presenceMessages } from '../presence/messages'
-import { CALL_KIND, CALL_MACHINES, type CallActorInput, type CallCommandMessage } from './messages'
+import { admitActorCommand, CALL_KIND, CALL_MACHINES, type CallActorInput, type CallCommandMessage } from './messages'
 
 export interface CallKindOptions {
   db: Db
@@ -266,11 +265,11 @@ export function createCallKind(opts: CallKindOptions) {
         if (leg) fx.spawnActor(CALL_KIND, params.call_id, leg.input, leg.opts)
       },
     }),
-    // Call control: the machine admits a command (admitCallCommand) and its outcome commits in the same step.
+    // Call control: the machine admits a command (admitActorCommand) and its outcome commits in the same step.
     commands: {
       admit: (m: CallCommandMessage, snapshot): Admission => {
         if (!snapshot) return { refused: { code: 'call_not_active', reason: 'has ended' } }
-        const admission: Admission & { apps?: string[] } = admitCallCommand(snapshot as CallSnapshot, m.command, m.at)
+        const admission: Admission & { apps?: string[] } = admitActorCommand(snapshot as CallSnapshot, m.command, m.at)
         // The voice apps following the call hear how their commands (and any other) went, as they hear its other events.
         const apps = (snapshot as CallSnapshot).context.apps
         if (apps?.length) admission.apps = apps

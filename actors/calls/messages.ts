@@ -76,8 +76,26 @@ export type CallAdmission = { event: CallMachineEvent; snapshot: CallSnapshot } 
 export function admitCall(state: ActorState | undefined, command: CallCommand, at: string): CallAdmission {
   const snapshot = callSnapshotOf(state)
   if (!snapshot) return { refused: { code: 'call_not_active', reason: 'has ended' } }
-  const admission = admitCallCommand(snapshot, command, at)
+  const admission = admitActorCommand(snapshot, command, at)
   return 'event' in admission ? { ...admission, snapshot } : admission
+}
+
+/**
+ * The call actor's admission of a command: its machine's (admitCallCommand), less
+ * what the runtime cannot carry out yet. A warm transfer of a real call would place
+ * the simulator's consultation call, not a real phone's: the call log would claim a
+ * hand-over the phones never made.
+ */
+export function admitActorCommand(snapshot: CallSnapshot, command: CallCommand, at: string): ReturnType<typeof admitCallCommand> {
+  const admission = admitCallCommand(snapshot, command, at)
+  if ('event' in admission && command.command === 'transfer' && command.mode === 'warm' && (snapshot.context.input as CallActorInput).sip)
+    return {
+      refused: {
+        code: 'call_transfer_not_allowed',
+        reason: 'is a call on real phones: warm transfer of such calls is not available yet (a blind transfer is)',
+      },
+    }
+  return admission
 }
 
 /** The call as its machine sees it, from its persisted state; undefined when the call actor has finished or never ran. */

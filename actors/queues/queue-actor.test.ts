@@ -35,7 +35,12 @@ afterAll(async () => {
 /** A queue actor host whose notices to the media role are kept. */
 function queueHost() {
   const notices: QueueCallerNotice[] = []
-  const host = new ActorHost({ db: database.db, clock, kinds: [createQueueKind({ clock, onQueueCaller: (n) => notices.push(n) }).kind] as never, pollTimers: false })
+  const host = new ActorHost({
+    db: database.db,
+    clock,
+    kinds: [createQueueKind({ clock, onQueueCaller: (n) => notices.push(n) }).kind] as never,
+    pollTimers: false,
+  })
   return { host, notices }
 }
 
@@ -63,7 +68,12 @@ async function realCallerArrives(host: ActorHost, agent: string) {
 }
 
 const queueEventTypes = async (callId: string) =>
-  (await database.db.select({ type: events.type, body: events.body }).from(events).where(and(eq(events.accountId, owner.accountId))))
+  (
+    await database.db
+      .select({ type: events.type, body: events.body })
+      .from(events)
+      .where(and(eq(events.accountId, owner.accountId)))
+  )
     .filter((e) => JSON.parse(e.body).data?.call_id === callId)
     .map((e) => e.type)
 
@@ -74,11 +84,22 @@ describe('queue actor: a real caller', () => {
     const { queueId, callId } = await realCallerArrives(host, agent)
     expect(notices).toEqual([{ kind: 'offer', queue_id: queueId, call_id: callId, agents: [agent], offered_at: clock.now().toISOString() }])
     const offered_at = (notices[0] as { offered_at: string }).offered_at
-    await host.fire(await tellActor(database.db, clock, QUEUE_KIND, queueId, { type: 'AGENT_ANSWERED', call_id: callId, user_id: agent, offered_at, at: clock.now().toISOString() }))
+    await host.fire(
+      await tellActor(database.db, clock, QUEUE_KIND, queueId, {
+        type: 'AGENT_ANSWERED',
+        call_id: callId,
+        user_id: agent,
+        offered_at,
+        at: clock.now().toISOString(),
+      }),
+    )
     await host.fire(await tellActor(database.db, clock, QUEUE_KIND, queueId, { type: 'CALL_ENDED', call_id: callId, at: clock.now().toISOString() }))
     expect(await queueEventTypes(callId)).toEqual(['queue.call.queued', 'queue.call.dispatched', 'queue.call.answered', 'queue.call.completed'])
     // The sandbox's scripted phones (ANSWER, HANGUP to the call) are not played for a real caller.
-    const toCall = await database.db.select().from(durableTimers).where(and(eq(durableTimers.actorKind, CALL_KIND), eq(durableTimers.actorId, callId)))
+    const toCall = await database.db
+      .select()
+      .from(durableTimers)
+      .where(and(eq(durableTimers.actorKind, CALL_KIND), eq(durableTimers.actorId, callId)))
     expect(toCall).toEqual([])
   })
 
