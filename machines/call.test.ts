@@ -354,6 +354,19 @@ describe('call.v1 lifecycle paths', () => {
     expect(r.spawned).toEqual([])
   })
 
+  test('a phone’s call to consult (an attended transfer) completes with the held call named: call.transfer is its last event', () => {
+    const r = run(outbound({ to_user_id: 'u2', direction: 'internal', user_id: 'u1', from_user_id: 'u1' }), [
+      { type: 'RING', user_id: 'u2', at: at(1) },
+      { type: 'ANSWER', user_id: 'u2', at: at(2) },
+      // naming itself is no hand-over
+      { type: 'COMPLETE_WARM_TRANSFER', to: 'u2', by: 'u1', related_call: 'call_2', at: at(4) },
+      { type: 'COMPLETE_WARM_TRANSFER', to: 'u2', by: 'u1', related_call: 'call_held', at: at(5) },
+    ])
+    expect(r.types).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.transfer'])
+    expect(r.emitted[3]!.data).toMatchObject({ related_call: 'call_held', transferred_to: 'u2', transferred_by: 'u1', transferred_at: at(5) })
+    expect(r.snapshot.status).toBe('done')
+  })
+
   test('warm transfer is refused on a primary call; consultation abandoned ends normally', () => {
     const primary = run(inbound(), [
       { type: 'RING', user_id: 'u1', at: at(1) },
@@ -471,7 +484,16 @@ const evArb: fc.Arbitrary<EvNoAt> = fc.oneof(
       new_call_id: fc.constant('call_spawned'),
     }),
   },
-  { weight: 2, arbitrary: fc.record({ type: fc.constant('COMPLETE_WARM_TRANSFER' as const), to: fc.constantFrom('u2', 'u3'), by: fc.constantFrom(...USERS) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      type: fc.constant('COMPLETE_WARM_TRANSFER' as const),
+      to: fc.constantFrom('u2', 'u3'),
+      by: fc.constantFrom(...USERS),
+      // a phone's attended transfer names the held call (any call but this one)
+      related_call: fc.constantFrom(undefined, 'call_held'),
+    }),
+  },
   {
     weight: 2,
     arbitrary: fc.record({
@@ -566,7 +588,7 @@ function model(input: CallInput, events: CallMachineEvent[]) {
         end('completed', e.at)
         spawned++
       } else if (e.type === 'WARM_TRANSFER' && !input.consultation) consulted++
-      else if (e.type === 'COMPLETE_WARM_TRANSFER' && input.consultation) phase = 'transferred'
+      else if (e.type === 'COMPLETE_WARM_TRANSFER' && (input.consultation || e.related_call)) phase = 'transferred'
     } else if (phase === 'app') {
       // a voice app's call: done when someone hangs up (completed: the app took it) or it is transferred
       if (e.type === 'HANGUP') end('completed', e.at)
@@ -629,7 +651,9 @@ describe('call.v1 random scenarios obey the Call events rules', () => {
           const last = r.emitted[r.emitted.length - 1]!
           expect(r.snapshot.status).toBe('done')
           if (m.phase === 'transferred') {
-            expect(input.consultation).toBeDefined()
+            // a consultation call, or a phone's call to consult naming the held call
+            const namesHeld = events.some((e) => e.type === 'COMPLETE_WARM_TRANSFER' && e.related_call !== undefined)
+            expect(input.consultation !== undefined || namesHeld).toBe(true)
             expect(ends).toBe(0)
             expect(last.type).toBe('call.transfer')
             expect(types.filter((x) => x === 'call.transfer').length).toBe(1)

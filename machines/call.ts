@@ -99,8 +99,12 @@ export type CallMachineEvent =
   | ({ type: 'BLIND_TRANSFER'; to: string; by: string; new_call_id: string } & At)
   /** warm transfer: hold this call and place a consultation call (consultation_call_id) from `by` to `to`. */
   | ({ type: 'WARM_TRANSFER'; to: string; by: string; consultation_call_id: string } & At)
-  /** complete a warm transfer: only on a consultation call. */
-  | ({ type: 'COMPLETE_WARM_TRANSFER'; to: string; by: string } & At)
+  /**
+   * complete a warm transfer: on a consultation call, or (`related_call`: the held
+   * call the consultation is for) on a call a phone placed to consult (an attended
+   * transfer, RFC 5589): the held call's party is handed to this call's target.
+   */
+  | ({ type: 'COMPLETE_WARM_TRANSFER'; to: string; by: string; related_call?: string } & At)
 
 // ---------------------------------------------------------------- emitted events
 
@@ -441,7 +445,12 @@ export const callMachine = setup({
     warmTransferAllowed: ({ context, event }) =>
       event.type === 'WARM_TRANSFER' && validAt(event.at) && !context.input.consultation && !!event.to && !!event.by && !!event.consultation_call_id,
     warmAllowed: ({ context, event }) =>
-      event.type === 'COMPLETE_WARM_TRANSFER' && validAt(event.at) && !!context.input.consultation && !!event.to && !!event.by,
+      event.type === 'COMPLETE_WARM_TRANSFER' &&
+      validAt(event.at) &&
+      (!!context.input.consultation || !!event.related_call) &&
+      event.related_call !== context.input.call_id &&
+      !!event.to &&
+      !!event.by,
   },
 }).createMachine({
   id: 'call.v1',
@@ -685,7 +694,7 @@ export const callMachine = setup({
                   const e = event as Ev<'COMPLETE_WARM_TRANSFER'>
                   return {
                     type: 'call.transfer' as const,
-                    data: transferData(context, e.to, e.by, context.input.consultation?.related_call ?? null, e.at),
+                    data: transferData(context, e.to, e.by, e.related_call ?? context.input.consultation?.related_call ?? null, e.at),
                   }
                 },
               },
@@ -768,7 +777,7 @@ export const callMachine = setup({
         }),
       },
     },
-    /** final: a warm-transfer consultation call whose last event is call.transfer. */
+    /** final: a warm-transfer consultation call (or a phone's call to consult) whose last event is call.transfer. */
     transferred: { id: 'call-transferred', type: 'final' },
   },
 })

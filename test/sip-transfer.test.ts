@@ -8,6 +8,9 @@
  *    call's user, is released and Bob is handed over;
  *  - or the API holds and resumes it: re-INVITEs, sendonly to Bob (who hears the hold
  *    music), inactive to Alice, then sendrecv to both.
+ *  - or Alice's phone makes an attended transfer (RFC 5589 §7): holds Bob, calls
+ *    Carol, then REFERs with Replaces (test/support/sip-ua.ts plays Alice: sipp holds
+ *    one dialog per scenario); Carol's leg is moved onto the first call.
  * Carol's phone answers, talks two seconds and hangs up. A transfer's events are the
  * simulator's for a blind transfer from the same machine: call.transfer and call.end
  * (completed) on the original call, and a new call with its own full set.
@@ -19,6 +22,7 @@ import { parseReferTo } from '../media/sip/refer'
 import { until } from './support/polling'
 import { startTestService } from './support/service'
 import { expectAllPassed, sipAccount, sipWorkFolder, sipp, sox, withSipp } from './support/sip-phones'
+import { startUa } from './support/sip-ua'
 
 const t = await startTestService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' })
 const work = sipWorkFolder('sip-transfer-')
@@ -250,6 +254,82 @@ describe('REFER with garbage against the running server', () => {
         ),
         { numRuns: 60 },
       )
+    },
+    withSipp(120_000),
+  )
+})
+
+describe.skipIf(!sipp || !sox)('attended transfer of a real call (REFER with Replaces, RFC 5589)', () => {
+  test(
+    'Alice holds Bob, calls Carol, then refers Bob to Carol replacing that call: Bob and Carol talk on the first call, Alice is released from both',
+    async () => {
+      const p = await threePhones()
+      const bobAnswers = p.bobPhone('answer.xml')
+      const carolAnswers = p.carolPhone('answer-moved-talk-bye.xml')
+      // Alice's phone holds two dialogs at once: a small UA of the test's (sipp runs one dialog per scenario).
+      const alice = await startUa(p.alice.account, { port: t.service.sip!.udpPort })
+      try {
+        const toBob = await alice.call(p.bob.extension)
+        await alice.hold(toBob, p.bob.extension)
+        const toCarol = await alice.call(p.carol.extension)
+        expect(await alice.referReplacing(toBob, p.bob.extension, p.carol.extension, toCarol)).toBe(202)
+        await alice.request(toBob, 'NOTIFY', (m) => m.body.includes('SIP/2.0 200'))
+        await alice.request(toBob, 'BYE')
+        await alice.request(toCarol, 'BYE')
+        expectAllPassed(await carolAnswers, await bobAnswers)
+      } finally {
+        alice.close()
+      }
+
+      const primary = await until('the call to Bob ended', async () => (await p.a.calls()).find((c) => c.to_number === p.bob.extension && c.status), 30_000)
+      const consult = await p.carolsCall()
+      expect(primary).toMatchObject({ status: 'completed', from_user_id: p.alice.user })
+      expect(consult).toMatchObject({ status: 'completed', related_call: primary.id, from_user_id: p.alice.user })
+      // The call to consult ends with call.transfer (no call.end), as a warm transfer's consultation call does.
+      const consulted = await p.a.eventsOf(consult.id, 'call.transfer')
+      expect(types(consulted)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.transfer'])
+      expect(consulted.find((e) => e.type === 'call.transfer').data).toMatchObject({
+        transferred_to: p.carol.user,
+        transferred_by: p.alice.user,
+        related_call: primary.id,
+      })
+      // The first call went on with Carol in Alice's place and ended when Carol hung up.
+      const first = await p.a.eventsOf(primary.id)
+      expect(types(first).slice(-1)).toEqual(['call.end'])
+      // Bob and Carol heard each other on the first call's line after the hand-over.
+      const media = t.service.media!.b2bua.recentMedia().find((m) => m.call_id === primary.id)
+      // Alice's phone sends no audio: what reached the first call's caller leg is Carol's, relayed to Bob.
+      expect(media!.caller.packetsReceived).toBeGreaterThan(20)
+      expect(media!.callee.packetsSent).toBeGreaterThan(20)
+      expect(t.service.media!.b2bua.activeCalls).toBe(0)
+      // Nobody is left on a call: Alice released from both calls, Bob and Carol once the first one ended.
+      for (const user of [p.alice.user, p.bob.user, p.carol.user])
+        await until(`${user} no longer on a call`, async () => (await t.call('GET', `/v1/users/${user}/presence`, p.a.c)).body.status !== 'on_call')
+      await p.a.stop()
+    },
+    withSipp(120_000),
+  )
+
+  test(
+    'a REFER whose Replaces names no dialog of the phone’s (unknown, or the referring call itself) is refused 481 and the call goes on',
+    async () => {
+      const p = await threePhones()
+      const bobAnswers = p.bobPhone('answer.xml')
+      const alice = await startUa(p.alice.account, { port: t.service.sip!.udpPort })
+      try {
+        const toBob = await alice.call(p.bob.extension)
+        const unknown = { ...toBob, callId: 'unknown@127.0.0.1' }
+        expect(await alice.referReplacing(toBob, p.bob.extension, p.carol.extension, unknown)).toBe(481)
+        expect(await alice.referReplacing(toBob, p.bob.extension, p.carol.extension, toBob)).toBe(481)
+        await alice.hangUp(toBob, p.bob.extension)
+        expectAllPassed(await bobAnswers)
+      } finally {
+        alice.close()
+      }
+      const call = await until('the call to Bob ended', async () => (await p.a.calls()).find((c) => c.to_number === p.bob.extension && c.status), 30_000)
+      expect(call).toMatchObject({ status: 'completed', related_call: null })
+      expect(types(await p.a.eventsOf(call.id))).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
+      await p.a.stop()
     },
     withSipp(120_000),
   )

@@ -25,6 +25,7 @@
 import type { Clock } from '../../src/clock'
 import type { Db } from '../../src/db/client'
 import type { Logger } from '../../src/logger'
+import { idKind } from '../../src/ids'
 import { endListenersOfCalls } from '../../src/services/calls/call-listeners'
 import { recordPauseToggle } from '../../src/services/calls/recordings'
 import { type CallLogInsert, type CallLogPatch, insertCallLogs, patchCallLogs } from '../../src/services/calls/call-log'
@@ -75,7 +76,12 @@ export interface CallKindOptions {
 export interface SipCallEndedNotice {
   call_id: string
   at: string
-  control?: { command: 'hold' } | { command: 'resume' } | { command: 'transfer'; to: string; by: string; new_call_id: string }
+  control?:
+    | { command: 'hold' }
+    | { command: 'resume' }
+    | { command: 'transfer'; to: string; by: string; new_call_id: string }
+    /** A warm transfer completed on this call (the phone's call to consult): its target takes the transferor's place on `primary`. */
+    | { command: 'hand_over'; primary: string }
 }
 
 const date = (iso: string | null | undefined) => (iso ? new Date(iso) : undefined)
@@ -83,7 +89,8 @@ const date = (iso: string | null | undefined) => (iso ? new Date(iso) : undefine
 /** What the call log needs of one emitted call event (written in batches: src/services/calls/call-log). */
 type Projection = { insert: CallLogInsert } | { patch: CallLogPatch } | { listenersEnd: string }
 
-function project(now: Date, c: CallContext & { input: CallActorInput }, ev: CallEmitted): Projection[] {
+/** `cause`: the machine event that emitted `ev` (a completed warm transfer's call.transfer is its call's last event). */
+function project(now: Date, c: CallContext & { input: CallActorInput }, ev: CallEmitted, cause: string): Projection[] {
   const input = c.input
   const id = input.call_id
   switch (ev.type) {
@@ -126,8 +133,8 @@ function project(now: Date, c: CallContext & { input: CallActorInput }, ev: Call
         },
       ]
     case 'call.transfer':
-      if (input.consultation) {
-        // A completed warm transfer's consultation call: its last event (no call.end), so its log is final here.
+      if (cause === 'COMPLETE_WARM_TRANSFER') {
+        // A completed warm transfer's consultation call (or a phone's call to consult): its last event (no call.end), so its log is final here.
         const from = c.answered_at ?? input.started_at
         return [
           {
@@ -135,6 +142,8 @@ function project(now: Date, c: CallContext & { input: CallActorInput }, ev: Call
               id,
               updatedAt: now,
               status: 'completed',
+              // a phone's call to consult learns here which call it was for
+              relatedCall: ev.data.related_call ?? undefined,
               endedAt: new Date(ev.data.transferred_at),
               durationSeconds: durationSeconds(from, ev.data.transferred_at),
             },
@@ -211,7 +220,7 @@ export function createCallKind(opts: CallKindOptions) {
         })
         logTransition(fx, opts.log, input, params)
         // The call log moves in the same transaction as the event (batched with the other steps' changes).
-        for (const p of project(opts.clock.now(), c, params)) {
+        for (const p of project(opts.clock.now(), c, params, event.type)) {
           if ('insert' in p) fx.batch(CALL_LOG_INSERT, p.insert)
           else if ('patch' in p) fx.batch(CALL_LOG_PATCH, p.patch)
           else fx.batch(LISTENERS_END, p.listenersEnd)
@@ -219,7 +228,7 @@ export function createCallKind(opts: CallKindOptions) {
         if (params.type === 'call.end') for (const a of opts.onEnded?.(params.data, c) ?? []) fx.spawnActor(a.kind, a.id, a.input, a.opts)
         // A blind transfer's end is no hang-up for the media role: the transfer notice hands the legs over instead.
         if (params.type === 'call.end' && input.sip && event.type !== 'BLIND_TRANSFER') tellMedia(fx, { call_id: input.call_id, at: params.data.ended_at })
-        if (params.type === 'call.transfer' && input.sip && !input.consultation && params.data.related_call) {
+        if (params.type === 'call.transfer' && input.sip && event.type === 'BLIND_TRANSFER' && params.data.related_call) {
           const d = params.data
           tellMedia(fx, {
             call_id: input.call_id,
@@ -230,14 +239,23 @@ export function createCallKind(opts: CallKindOptions) {
         if (params.type === 'call.end')
           for (const w of input.end_watchers ?? []) fx.tell(w.kind, w.id, { type: 'CALL_ENDED', call_id: input.call_id, at: params.data.ended_at })
         // The users this event puts on the call or releases.
-        tellPresence(fx, callPresenceChanges(params, c))
-        if (params.type === 'call.transfer' && input.consultation?.related_call) {
-          // A completed warm transfer: the held primary call resumes, now with the transfer target (a user who took the consultation, if one did).
-          fx.tell(CALL_KIND, input.consultation.related_call, {
+        tellPresence(fx, callPresenceChanges(params, c, event.type))
+        if (params.type === 'call.transfer' && event.type === 'COMPLETE_WARM_TRANSFER' && params.data.related_call) {
+          // A completed warm transfer: the held primary call resumes, now with the transfer target (a user who took the consultation, if one did;
+          // for a phone's attended transfer, the user its call to consult reached, who may have placed it too).
+          const handedTo = (event as { related_call?: string }).related_call
+            ? idKind(params.data.transferred_to) === 'user'
+              ? params.data.transferred_to
+              : undefined
+            : c.answered_by
+          fx.tell(CALL_KIND, params.data.related_call, {
             type: 'RESUME',
             at: params.data.transferred_at,
-            ...(c.answered_by ? { handed_to: c.answered_by } : {}),
+            ...(handedTo ? { handed_to: handedTo } : {}),
           })
+          // A phone's attended transfer: the media role puts the target on the held call's line (its legs are there).
+          if (input.sip)
+            tellMedia(fx, { call_id: input.call_id, at: params.data.transferred_at, control: { command: 'hand_over', primary: params.data.related_call } })
         }
       },
       spawnCall: ({ context }: { context: unknown }, params: SpawnCallRequest) => {

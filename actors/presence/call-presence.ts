@@ -11,7 +11,8 @@
  *               the users who held it go (the call actor tells those changes when
  *               the call resumes: machines/call `handedOver`);
  *   released    when the call reaches a final state: call.end, or call.transfer of a
- *               warm transfer's consultation call (its last event). A blind transfer
+ *               warm transfer's consultation call, or of a phone's call to consult
+ *               that completed an attended transfer (its last event). A blind transfer
  *               ends the transferring call with call.end; the new leg is a call of
  *               its own, with its own users.
  * A release names every user the call can have started (removing a call id that is
@@ -30,8 +31,8 @@ export interface CallPresenceChange {
 const initiatingUser = (c: CallContext): string | undefined =>
   c.input.direction === 'inbound' ? undefined : (c.input.user_id ?? c.input.from_user_id ?? undefined)
 
-/** The users whose presence this call event changes (`c`: the call's context after the event). */
-export function callPresenceChanges(ev: CallEmitted, c: CallContext): CallPresenceChange[] {
+/** The users whose presence this call event changes (`c`: the call's context after the event; `cause`: the machine event that emitted it). */
+export function callPresenceChanges(ev: CallEmitted, c: CallContext, cause?: string): CallPresenceChange[] {
   const callId = c.input.call_id
   const change = (type: CallPresenceChange['type'], at: string) => (user_id: string | null | undefined) =>
     user_id ? [{ user_id, type, call_id: callId, at }] : []
@@ -43,7 +44,7 @@ export function callPresenceChanges(ev: CallEmitted, c: CallContext): CallPresen
     case 'call.end':
       return released(c, ev.data.ended_at)
     case 'call.transfer':
-      return c.input.consultation ? released(c, ev.data.transferred_at) : []
+      return c.input.consultation || cause === 'COMPLETE_WARM_TRANSFER' ? released(c, ev.data.transferred_at) : []
     default:
       return []
   }

@@ -28,7 +28,8 @@ import { isEmergencyNumber, type SandboxFarEnd, sandboxFarEnd as sandboxFarEndOf
 import { createDigitSequence } from '../rtp'
 import { decodeWavSamples } from '../wav'
 import { simulatedRecordingWav } from '../simulated-audio'
-import { parseReferTo, referNotify } from '../sip/refer'
+import { parseReferTo, type ReplacesDialog, referNotify } from '../sip/refer'
+import { tagOf } from '../sip/message'
 import { newTag } from '../sip/response'
 import type { SipServer } from '../sip/server'
 import type { CallerAuth } from './caller-auth'
@@ -93,6 +94,8 @@ interface Dialog {
   sdpVersion: number
   /** Our last re-INVITE offered this phone a held stream (sendonly or inactive). */
   heldByUs?: boolean
+  /** The SDP session id this phone knows (o= line) when it differs from its call's: a leg an attended transfer moved from another call. */
+  sessionId?: number
 }
 
 interface Call {
@@ -142,6 +145,12 @@ interface Call {
   refer?: PendingRefer
   /** The API put the call on hold (our re-INVITEs): only the API resumes it. */
   apiHold?: boolean
+  /**
+   * An attended transfer (REFER with Replaces) waits for the machine's word (a
+   * hand_over notice on the consultation call `consult`): the transferor is on
+   * `side` here and on `consultSide` there; the target takes its place here.
+   */
+  handOver?: { consult: Call; side: 'caller' | 'callee'; consultSide: 'caller' | 'callee'; referDialog: Dialog; timer: ReturnType<typeof setTimeout> }
   /** Hold and resume from the API, one after the other. */
   controls: Promise<void>
   /** The call a transfer of this one placed on the same legs (a key pressed later belongs to it). */
@@ -433,7 +442,7 @@ export function createB2bua(deps: B2buaDeps) {
       codecs: [side === 'caller' ? call.callerCodec : (d.offer?.codecs[0] ?? 'PCMU')],
       dtmfPayloadType: d.offer?.dtmfPayloadType ?? DEFAULT_DTMF_PT,
       direction: answerDirection(d.offer?.direction ?? 'sendrecv'),
-      sessionId: call.sessionId,
+      sessionId: d.sessionId ?? call.sessionId,
       version: d.sdpVersion++,
     })
   }
@@ -1174,7 +1183,7 @@ export function createB2bua(deps: B2buaDeps) {
       codecs: [side === 'caller' ? call.callerCodec : (d.offer?.codecs[0] ?? 'PCMU')],
       dtmfPayloadType: d.offer?.dtmfPayloadType ?? DEFAULT_DTMF_PT,
       direction,
-      sessionId: call.sessionId,
+      sessionId: d.sessionId ?? call.sessionId,
       version: d.sdpVersion++,
     })
     const request = inDialog(d, 'INVITE', [['Contact', contactOf(d.via.transport)]], sdp)
@@ -1193,7 +1202,8 @@ export function createB2bua(deps: B2buaDeps) {
    * by the API: a phone's own hold is its user's to release.
    */
   const holdFromApi = async (call: Call, held: boolean) => {
-    if (call.state !== 'answered' || call.voicemail) return
+    // An attended transfer's hold is the transferor phone's own (told to the machine so that the hand-over resumes it).
+    if (call.state !== 'answered' || call.voicemail || call.handOver) return
     const userSide = call.userSide
     const heldSide = other(userSide)
     if (held) {
@@ -1249,7 +1259,7 @@ export function createB2bua(deps: B2buaDeps) {
     const { call, side } = found
     const d = dialogOf(call, side)
     if (!d || !request.toTag || !d.local.endsWith(`tag=${request.toTag}`)) return { status: 481 }
-    if (target.replaces) return { status: 501, reason: 'Attended Transfer Not Supported' }
+    if (target.replaces) return attendedTransfer(call, side, d, target.replacesDialog)
     if (call.state !== 'answered' || call.voicemail) return { status: 403, reason: 'Call Not Connected' }
     if (call.refer) return { status: 491 }
     const by = call.users[side]
@@ -1265,6 +1275,123 @@ export function createB2bua(deps: B2buaDeps) {
       if (call.refer?.newCallId === newCallId && !call.refer.transferorGone) void notifyRefer(call, d, 100, 'Trying')
     }, 0)
     return { status: 202, headers: [['Contact', contactOf(d.via.transport)]] }
+  }
+
+  /**
+   * An attended transfer (RFC 5589 §7): the transferor's phone, with one call held
+   * and another to the target (its call to consult), REFERs one of them naming the
+   * other in Replaces. The call the phone holds keeps its other party (the
+   * transferee) and takes the target in place of the transferor; the call to
+   * consult ends with call.transfer, as a warm transfer's consultation call does.
+   * The machine decides (COMPLETE_WARM_TRANSFER on the call to consult); its
+   * hand_over notice then moves the target's leg (handOver). Either call may carry
+   * the REFER; Replaces must name the other call's dialog with the same phone.
+   */
+  const attendedTransfer = (call: Call, side: 'caller' | 'callee', d: Dialog, replaces: ReplacesDialog | undefined): SipResponseSpec => {
+    if (!replaces) return { status: 400, reason: 'Bad Replaces' }
+    const named = bySipCallId.get(replaces.callId)
+    if (!named || named.call === call) return { status: 481, reason: 'Replaced Dialog Does Not Exist' }
+    const namedDialog = dialogOf(named.call, named.side)
+    const tags = namedDialog ? [tagOf(namedDialog.local) ?? '', tagOf(namedDialog.remote) ?? ''].sort() : []
+    // RFC 3891 names the tags from the target's side, phones from their own: either order names the dialog.
+    if (tags.join(' ') !== [replaces.toTag, replaces.fromTag].sort().join(' ')) return { status: 481, reason: 'Replaced Dialog Does Not Exist' }
+    // The primary call is the one the phone holds (else the one the REFER came in); the other is the call to consult.
+    const referHeld = heldDirection(d)
+    const [primary, consult] = referHeld || !heldDirection(namedDialog) ? [{ call, side }, named] : [named, { call, side }]
+    const p = primary.call
+    const q = consult.call
+    if (p.state !== 'answered' || q.state !== 'answered' || p.voicemail || q.voicemail) return { status: 403, reason: 'Call Not Connected' }
+    if (p.owner.accountId !== q.owner.accountId) return { status: 403, reason: 'Calls Of Different Accounts' }
+    const by = p.users[primary.side]
+    const to = q.users[other(consult.side)]
+    if (!by || q.users[consult.side] !== by) return { status: 403, reason: 'No User To Transfer For' }
+    // The target must be a phone on the line (a user's): a simulated far end has no leg to move.
+    if (!to || !dialogOf(p, other(primary.side)) || !dialogOf(q, other(consult.side))) return { status: 403, reason: 'Transfer Needs Phones On Both Calls' }
+    if (p.refer || q.refer || p.handOver || q.handOver) return { status: 491 }
+    p.handOver = {
+      consult: q,
+      side: primary.side,
+      consultSide: consult.side,
+      referDialog: d,
+      timer: setTimeout(() => handOverNotTaken(p, call), REFER_DECISION_MS),
+    }
+    // The machine resumes the primary call with the target (RESUME handed_to): it must know the call as held first.
+    if (!heldDirection(dialogOf(p, primary.side))) tell(p, { type: 'HOLD', by_phone: true, at: at() })
+    const heldTold = p.told
+    q.told = q.told
+      .then(() => heldTold)
+      .then(() => deps.actors.tell(q.id, { type: 'COMPLETE_WARM_TRANSFER', to, by, related_call: p.id, at: at() }))
+      .catch((err) => log?.error({ err, call_id: q.id }, 'attended transfer not written'))
+    setTimeout(() => {
+      if (p.handOver?.consult === q) void notifyRefer(call, d, 100, 'Trying')
+    }, 0)
+    return { status: 202, headers: [['Contact', contactOf(d.via.transport)]] }
+  }
+
+  /** The machine did not take the attended transfer in time: the REFER fails (NOTIFY 603) and both calls go on. */
+  const handOverNotTaken = (p: Call, referCall: Call) => {
+    const pending = p.handOver
+    if (!pending) return
+    p.handOver = undefined
+    log?.warn({ call_id: p.id }, 'attended transfer not taken by the call')
+    if (referCall.state === 'answered') void notifyRefer(referCall, pending.referDialog, 603, 'Declined')
+  }
+
+  /**
+   * The machine completed the attended transfer on the call to consult (`q`; its
+   * call.transfer is committed): the target's leg joins the primary call in the
+   * transferor's place (a re-INVITE moves its media to the primary call's anchored
+   * port), the transferee stops hearing the hold music, and the transferor's phone is
+   * released on both calls (NOTIFY 200 in the referring dialog, then BYEs).
+   */
+  const handOver = (q: Call, primaryId: string) => {
+    const p = calls.get(primaryId)
+    const pending = p?.handOver
+    if (!p || !pending || pending.consult !== q || q.state !== 'answered' || p.state !== 'answered') return
+    clearTimeout(pending.timer)
+    p.handOver = undefined
+    const sideR = pending.side
+    const transferorInP = dialogOf(p, sideR)!
+    const transferorInQ = dialogOf(q, pending.consultSide)!
+    const target = dialogOf(q, other(pending.consultSide))!
+    // The call to consult ends here (its machine ended it); its recording follows its call.transfer.
+    q.state = 'ended'
+    keepFigures(q)
+    for (const timer of callTimers.get(q.id) ?? []) clearTimeout(timer)
+    callTimers.delete(q.id)
+    calls.delete(q.id)
+    bySipCallId.delete(q.caller.callId)
+    if (q.callee) bySipCallId.delete(q.callee.callId)
+    if (q.recording) storeRecording(q, q.recording.stop())
+    q.recording = undefined
+    q.media.close()
+    // The target takes the transferor's place on the primary call.
+    target.sessionId ??= q.sessionId
+    if (sideR === 'caller') {
+      p.caller = target
+      p.callerCodec = target.offer?.codecs[0] ?? p.callerCodec
+    } else p.callee = target
+    bySipCallId.delete(transferorInP.callId)
+    bySipCallId.set(target.callId, { call: p, side: sideR })
+    p.users[sideR] = q.users[other(pending.consultSide)]
+    const offer = target.offer
+    const codec = offer?.codecs[0]
+    if (offer && codec) {
+      const remote = { address: offer.address, port: offer.port, codec, dtmfPayloadType: offer.dtmfPayloadType }
+      if (sideR === 'caller') p.media.setCaller(remote)
+      else p.media.setCallee(remote)
+    }
+    p.media.hold('caller', false)
+    p.media.hold('callee', false)
+    // The referring dialog hears the outcome before its BYE (RFC 5589 §7); the other is hung up at once.
+    const referring = pending.referDialog
+    const quiet = referring === transferorInP ? transferorInQ : transferorInP
+    void notifyRefer(p, referring, 200, 'OK').then(() => bye(referring))
+    bye(quiet)
+    p.controls = p.controls
+      .then(() => sendReInvite(p, sideR, 'sendrecv'))
+      .catch((err) => log?.error({ err, call_id: p.id }, 're-INVITE of the transfer target failed'))
+    log?.info({ call_id: p.id, consultation: q.id }, 'attended transfer')
   }
 
   const referNotTaken = (call: Call) => {
@@ -1286,6 +1413,10 @@ export function createB2bua(deps: B2buaDeps) {
     const call = calls.get(notice.call_id)
     if (!call) return
     const c = notice.control
+    if (c.command === 'hand_over') {
+      handOver(call, c.primary)
+      return
+    }
     if (c.command === 'transfer') {
       transferCall(call, c).catch((err) => log?.error({ err, call_id: call.id }, 'transfer failed'))
       return

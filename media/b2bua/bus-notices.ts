@@ -60,7 +60,7 @@ export function onClickToCall(bus: Pick<Bus, 'subscribe'>, handle: (notice: Clic
 }
 
 /**
- * What the call machine asks of a SIP call it keeps (hold, resume, a blind transfer),
+ * What the call machine asks of a SIP call it keeps (hold, resume, a blind transfer, a warm transfer's hand-over),
  * on a subject of its own: a media process that predates it would take any notice
  * on the ended subject for a hang-up. One subject for all three keeps their order.
  */
@@ -71,6 +71,8 @@ export type SipCallControl =
   | { command: 'resume' }
   /** `to`: a user id or an E.164 number; `new_call_id`: the call the transfer places. */
   | { command: 'transfer'; to: string; by: string; new_call_id: string }
+  /** A phone's attended transfer completed on this call (its call to consult): its target takes the transferor's place on `primary`. */
+  | { command: 'hand_over'; primary: string }
 
 export interface SipCallControlNotice {
   call_id: string
@@ -78,15 +80,16 @@ export interface SipCallControlNotice {
   control: SipCallControl
 }
 
-const CONTROL_COMMANDS = new Set(['hold', 'resume', 'transfer'])
+const CONTROL_COMMANDS = new Set(['hold', 'resume', 'transfer', 'hand_over'])
 
 export function onSipCallControl(bus: Pick<Bus, 'subscribe'>, handle: (notice: SipCallControlNotice) => void): Unsubscribe {
   return bus.subscribe(SIP_CALL_CONTROL_SUBJECT, (data) => {
     try {
       const notice = JSON.parse(data) as Partial<SipCallControlNotice>
-      const c = notice.control as Partial<Extract<SipCallControl, { command: 'transfer' }>> | undefined
+      const c = notice.control as (Partial<Extract<SipCallControl, { command: 'transfer' }>> & { primary?: unknown }) | undefined
       if (typeof notice.call_id !== 'string' || typeof notice.at !== 'string' || !c || !CONTROL_COMMANDS.has(c.command as string)) return
       if (c.command === 'transfer' && (typeof c.to !== 'string' || typeof c.by !== 'string' || typeof c.new_call_id !== 'string')) return
+      if ((c.command as string) === 'hand_over' && typeof c.primary !== 'string') return
       handle(notice as SipCallControlNotice)
     } catch {
       // Not a notice of this version.

@@ -113,6 +113,8 @@ export type SipCallEvent =
   | { type: 'RECORDING_RESUME'; at: string }
   /** A phone asked for a blind transfer (REFER): `by` the transferring user, `to` a user id or an E.164 number. */
   | { type: 'BLIND_TRANSFER'; to: string; by: string; new_call_id: string; at: string }
+  /** A phone's attended transfer (REFER with Replaces), told to its call to consult: `related_call` the held call, whose party `to` takes over. */
+  | { type: 'COMPLETE_WARM_TRANSFER'; to: string; by: string; related_call: string; at: string }
 
 /**
  * The call actor, seen from the media role. Both resolve once what they wrote is

@@ -11,7 +11,15 @@ describe('Refer-To (RFC 3515 §2.1)', () => {
     ['sip:+15551234567@10.0.0.1;user=phone', { user: '+15551234567', host: '10.0.0.1', replaces: false }],
     ['<sips:%2B15551234567@example.com:5061>', { user: '+15551234567', host: 'example.com:5061', replaces: false }],
     // A Polycom's attended transfer names the dialog to replace (RFC 3891) in the URI's headers.
-    ['<sip:1003@10.0.0.1?Replaces=abc%40host%3Bto-tag%3D1%3Bfrom-tag%3D2>', { user: '1003', host: '10.0.0.1', replaces: true }],
+    [
+      '<sip:1003@10.0.0.1?Replaces=abc%40host%3Bto-tag%3D1%3Bfrom-tag%3D2>',
+      { user: '1003', host: '10.0.0.1', replaces: true, replacesDialog: { callId: 'abc@host', toTag: '1', fromTag: '2' } },
+    ],
+    [
+      '<sip:1003@10.0.0.1?Replaces=abc%40host%3Bfrom-tag%3D2%3Bto-tag%3D1%3Bearly-only>',
+      { user: '1003', host: '10.0.0.1', replaces: true, replacesDialog: { callId: 'abc@host', toTag: '1', fromTag: '2' } },
+    ],
+    ['<sip:1003@10.0.0.1?Replaces=abc%40host%3Bto-tag%3D1>', { user: '1003', host: '10.0.0.1', replaces: true }],
   ])('%s names %o', (value, target) => {
     expect(parseReferTo(value)).toEqual(target)
   })

@@ -3,8 +3,8 @@
  * transfer, and the NOTIFYs (message/sipfrag) that report the transfer's progress
  * back in the referring dialog. Refer-To is read by hand: sip.js's grammar throws on
  * much of what phones get wrong, and all we need is the target's user part (an
- * extension or a number) and whether it asks to replace a dialog (RFC 3891: a warm
- * transfer, which this server does not do yet).
+ * extension or a number) and the dialog it asks to replace (RFC 3891: an attended
+ * transfer; RFC 5589 §7).
  */
 
 export interface ReferTarget {
@@ -13,6 +13,29 @@ export interface ReferTarget {
   host: string
   /** The URI carries a Replaces header (an attended transfer). */
   replaces: boolean
+  /** The dialog the Replaces header names, when it is readable (RFC 3891 §6.1: call-id, to-tag, from-tag). */
+  replacesDialog?: ReplacesDialog
+}
+
+export interface ReplacesDialog {
+  callId: string
+  toTag: string
+  fromTag: string
+}
+
+/** A Replaces header value (`call-id;to-tag=a;from-tag=b`, its parameters in any order); undefined without all three. */
+export function parseReplaces(value: string): ReplacesDialog | undefined {
+  const [callId = '', ...params] = value.split(';').map((p) => p.trim())
+  if (!callId || callId.length > 255) return undefined
+  const param = (name: string) =>
+    params
+      .map((p) => splitOnce(p, '='))
+      .find(([k]) => k.toLowerCase() === name)?.[1]
+      ?.trim()
+  const toTag = param('to-tag')
+  const fromTag = param('from-tag')
+  if (!toTag || !fromTag) return undefined
+  return { callId, toTag, fromTag }
 }
 
 const MAX_REFER_TO = 1024
@@ -45,8 +68,15 @@ export function parseReferTo(value: string | undefined): ReferTarget | undefined
   }
   const host = main.slice(at + 1).split(';')[0]!
   if (!USER.test(user) || !/^[0-9A-Za-z.:[\]-]{1,255}$/.test(host)) return undefined
-  const replaces = headers.split('&').some((h) => h.split('=')[0]!.toLowerCase() === 'replaces')
-  return { user, host, replaces }
+  const replacesHeader = headers.split('&').find((h) => h.split('=')[0]!.toLowerCase() === 'replaces')
+  if (!replacesHeader) return { user, host, replaces: false }
+  let replacesDialog: ReplacesDialog | undefined
+  try {
+    replacesDialog = parseReplaces(decodeURIComponent(splitOnce(replacesHeader, '=')[1]))
+  } catch {
+    // An unreadable escape: the dialog is unknown.
+  }
+  return { user, host, replaces: true, ...(replacesDialog ? { replacesDialog } : {}) }
 }
 
 const splitOnce = (s: string, sep: string): [string, string] => {
