@@ -6,6 +6,7 @@
 import { createHmac, randomUUID } from 'node:crypto'
 import type { Bus } from '../src/bus/bus'
 import type { Clock } from '../src/clock'
+import type { SipTrunkOutbound } from '../src/config'
 import type { Db } from '../src/db/client'
 import type { Logger } from '../src/logger'
 import { forgetMediaNode, MEDIA_HEARTBEAT_MS, mediaHeartbeat } from '../src/services/calls/media-watchdog'
@@ -43,6 +44,8 @@ export interface MediaRoleOptions {
   route?: CallRouting
   /** Source addresses of carrier trunks (SIP_TRUNK_SOURCES). */
   trunkSources?: readonly string[]
+  /** The carrier trunk live calls to the PSTN go out on (SIP_TRUNK_OUTBOUND). */
+  trunkOutbound?: SipTrunkOutbound
   /** The queue actors a routed call waits in (bound by the composition root); absent: a plan reaching a queue goes on past it. */
   queues?: CallQueues
 }
@@ -97,6 +100,7 @@ export async function startMediaRole(o: MediaRoleOptions): Promise<MediaRole> {
     route: o.route,
     queues: o.queues,
     trunkSources: new Set(o.trunkSources ?? []),
+    trunkOutbound: o.trunkOutbound,
     // The call's media figures, kept for GET /v1/quality/summary and worst-calls.
     onMediaFinished: (m) => void storeCallQuality(o.db, m, o.clock.now()).catch((err) => o.log.error({ err, call_id: m.call_id }, 'call quality not stored')),
     media: rtpCallMedia({ host: o.sipHost, pool: createPortPool({ host: o.sipHost, min: o.rtpPortMin, max: o.rtpPortMax }), log: o.log }),

@@ -25,6 +25,21 @@ describe('media settings (SIP_HOST, SIP_PORT, RTP_PORT_MIN, RTP_PORT_MAX)', () =
     )
   })
 
+  test('SIP_TRUNK_OUTBOUND: an IP address with an optional port and transport, credentials together; none by default', () => {
+    expect(loadConfig({}).sipTrunkOutbound).toBeUndefined()
+    expect(loadConfig({ SIP_TRUNK_OUTBOUND: '203.0.113.5' }).sipTrunkOutbound).toEqual({ address: '203.0.113.5', port: 5060, transport: 'udp' })
+    expect(
+      loadConfig({ SIP_TRUNK_OUTBOUND: '[2001:db8::1]:5080;transport=tcp', SIP_TRUNK_USERNAME: 'acme', SIP_TRUNK_PASSWORD: 's3cret' }).sipTrunkOutbound,
+    ).toEqual({ address: '2001:db8::1', port: 5080, transport: 'tcp', credentials: { username: 'acme', password: 's3cret' } })
+    bad({ SIP_TRUNK_OUTBOUND: 'carrier.example:5060' }, /SIP_TRUNK_OUTBOUND must be an IP address/)
+    bad({ SIP_TRUNK_OUTBOUND: '203.0.113.5:70000' }, /SIP_TRUNK_OUTBOUND must be an IP address/)
+    bad({ SIP_TRUNK_OUTBOUND: '203.0.113.5;transport=tls' }, /SIP_TRUNK_OUTBOUND must be an IP address/)
+    bad({ SIP_TRUNK_OUTBOUND: '203.0.113.5', SIP_TRUNK_USERNAME: 'acme' }, /go together/)
+    bad({ SIP_TRUNK_PASSWORD: 'secret-pass' }, /need SIP_TRUNK_OUTBOUND/)
+    // The password is never in a message.
+    expect(() => loadConfig({ SIP_TRUNK_OUTBOUND: 'x', SIP_TRUNK_USERNAME: 'acme', SIP_TRUNK_PASSWORD: 'secret-pass' })).toThrow(/^(?!.*secret-pass)/)
+  })
+
   test('the RTP range starts even and holds at least one pair', () => {
     expect(loadConfig({ RTP_PORT_MIN: '40000', RTP_PORT_MAX: '40001' })).toMatchObject({ rtpPortMin: 40000, rtpPortMax: 40001 })
     bad({ RTP_PORT_MIN: '40001' }, /RTP_PORT_MIN must be even/)

@@ -34,6 +34,8 @@ export interface Config {
   sipHost: string
   /** Source addresses of carrier SIP trunks: their INVITEs to the accounts' numbers are inbound calls (no digest; carriers authenticate by address). */
   sipTrunkSources: string[]
+  /** The carrier trunk live calls to the PSTN go out on (SIP_TRUNK_OUTBOUND); unset: live calls out answer 503. */
+  sipTrunkOutbound: SipTrunkOutbound | undefined
   /** UDP port range of media legs (RTP on the even port, RTCP on the next). */
   rtpPortMin: number
   rtpPortMax: number
@@ -60,6 +62,14 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
+
+/** Where live calls to the PSTN are sent, and the digest credentials the carrier may challenge for. */
+export interface SipTrunkOutbound {
+  address: string
+  port: number
+  transport: 'udp' | 'tcp'
+  credentials?: { username: string; password: string }
+}
 
 type Env = Record<string, string | undefined>
 
@@ -147,6 +157,34 @@ function ipAddress(env: Env, name: string, fallback: string): string {
   return raw
 }
 
+/**
+ * SIP_TRUNK_OUTBOUND: `IP[:port][;transport=tcp]` (IPv6 in brackets), port 5060 by
+ * default; SIP_TRUNK_USERNAME and SIP_TRUNK_PASSWORD together, or neither. An
+ * address, not a name: the SIP stack resolves nothing. The password is never echoed.
+ */
+function sipTrunkOutbound(env: Env): SipTrunkOutbound | undefined {
+  const raw = env.SIP_TRUNK_OUTBOUND?.trim()
+  const username = env.SIP_TRUNK_USERNAME ?? ''
+  const password = env.SIP_TRUNK_PASSWORD ?? ''
+  if (!raw) {
+    if (username || password) throw new ConfigError('SIP_TRUNK_USERNAME and SIP_TRUNK_PASSWORD need SIP_TRUNK_OUTBOUND')
+    return undefined
+  }
+  const shape =
+    'SIP_TRUNK_OUTBOUND must be an IP address with an optional port and ;transport=udp|tcp (e.g. 203.0.113.5:5060 or [2001:db8::1]:5060;transport=tcp)'
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([0-9.]+))(?::(\d{1,5}))?(?:;transport=(udp|tcp))?$/i.exec(raw)
+  const address = m?.[1] ?? m?.[2]
+  const port = Number(m?.[3] ?? 5060)
+  if (!m || !address || !ipaddr.isValid(address) || port < 1 || port > 65535) throw new ConfigError(`${shape}, got "${raw}"`)
+  if (Boolean(username) !== Boolean(password)) throw new ConfigError('SIP_TRUNK_USERNAME and SIP_TRUNK_PASSWORD go together')
+  return {
+    address,
+    port,
+    transport: (m[4]?.toLowerCase() ?? 'udp') as 'udp' | 'tcp',
+    ...(username ? { credentials: { username, password } } : {}),
+  }
+}
+
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']
 
 function oneOf(env: Env, name: string, values: string[], fallback: string): string {
@@ -210,6 +248,7 @@ export function loadConfig(env: Env = process.env, args: string[] = []): Config 
     sipPort: int(env, 'SIP_PORT', 5060, 0, 65535),
     sipHost: ipAddress(env, 'SIP_HOST', '127.0.0.1'),
     sipTrunkSources: ipAddresses(env, 'SIP_TRUNK_SOURCES'),
+    sipTrunkOutbound: sipTrunkOutbound(env),
     ...rtpPorts(env),
     smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: env.MAIL_FROM || 'Business Voice <no-reply@localhost>',

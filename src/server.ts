@@ -191,6 +191,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
         recordings: storage,
         route: callRouter(database.db),
         trunkSources: config.sipTrunkSources,
+        trunkOutbound: config.sipTrunkOutbound,
         callActors: sipCallActors({ db: database.db, clock, wake: actorWake }),
         queues: sipQueueCallers({ db: database.db, clock, wake: actorWake }),
       })

@@ -17,6 +17,8 @@
  */
 import type { IncomingResponseMessage } from 'sip.js/lib/core/messages/incoming-response-message.js'
 import type { Clock } from '../../src/clock'
+import type { SipTrunkOutbound } from '../../src/config'
+import { answerDigestChallenge } from '../../src/auth/digest'
 import type { ClickToCallNotice } from '../../src/services/calls/click-to-call'
 import { OFFER_RING_SECONDS, type QueueCallerNotice } from '../../src/services/routing/queue-caller-notices'
 import { idKind, newId } from '../../src/ids'
@@ -71,6 +73,8 @@ export interface B2buaDeps {
   route?: CallRouting
   /** The queue actors a routed call waits in; absent: a plan's queue step is passed over. */
   queues?: CallQueues
+  /** The carrier trunk live calls to the PSTN go out on (SIP_TRUNK_OUTBOUND); absent: such calls answer 503. */
+  trunkOutbound?: SipTrunkOutbound
   /** Source addresses of carrier trunks: their INVITEs to the accounts' numbers are inbound calls, without digest. */
   trunkSources?: ReadonlySet<string>
   /** An answered call's media figures, once it ended (kept with the call for the quality endpoints). */
@@ -178,6 +182,8 @@ const sdpBody = (body: string) => ({ body, contentType: 'application/sdp' })
 /** How long a user's phones ring before voicemail answers, and the longest message, in simulated seconds. */
 export const RING_TIMEOUT_S = 20
 export const MAX_MESSAGE_S = 120
+/** How long the carrier trunk may ring a live call to the PSTN (simulated seconds) before it is cancelled. */
+export const TRUNK_RING_TIMEOUT_S = 60
 /** How long a menu waits for the caller's key after its prompt (simulated seconds), and how many menus a call may go through. */
 export const MENU_DIGIT_TIMEOUT_S = 5
 export const MAX_MENUS = 10
@@ -360,23 +366,25 @@ export function createB2bua(deps: B2buaDeps) {
   }
 
   /** The callee's 200: confirm its dialog, answer the caller, bridge the media. */
-  const answered = (call: Call, contact: CalleeContact, request: OutgoingRequest, response: IncomingResponseMessage, userId: string) => {
+  const answered = (call: Call, contact: CalleeContact, request: OutgoingRequest, response: IncomingResponseMessage, userId: string | undefined) => {
     const to = header(response, 'to')
     const remoteTarget = (response.parseHeader('contact') as { uri?: { toString(): string } } | undefined)?.uri?.toString() ?? contact.uri
     const target: SipSource = { transport: contact.transport, address: contact.address, port: contact.port }
     const from = request.headers.find(([n]) => n === 'From')![1]
     const callId = request.headers.find(([n]) => n === 'Call-ID')![1]
-    deps.sip.sendRaw(ackFor2xx({ uri: remoteTarget, from, to, callId, cseq: 1 }, deps.sip.sentBy(target.transport), target), target)
+    // The INVITE's own CSeq (2 after a carrier's digest challenge): the ACK and our next in-dialog request follow it.
+    const cseq = Number.parseInt(request.headers.find(([n]) => n === 'CSeq')?.[1] ?? '1', 10)
+    deps.sip.sendRaw(ackFor2xx({ uri: remoteTarget, from, to, callId, cseq }, deps.sip.sentBy(target.transport), target), target)
     if (call.state !== 'ringing') {
       // Another phone won, or the caller left meanwhile: this one is hung up at once.
-      const late: Dialog = { callId, local: from, remote: to, remoteTarget, via: target, cseq: 1, sdpVersion: 1 }
+      const late: Dialog = { callId, local: from, remote: to, remoteTarget, via: target, cseq, sdpVersion: 1 }
       bye(late)
       return
     }
     const answer = readAudio(response.body)
     const codec = answer?.codecs[0]
     // Our offer was version 1: what we send this phone next is a later one.
-    call.callee = { callId, local: from, remote: to, remoteTarget, via: target, cseq: 1, offer: answer, sdpVersion: 2 }
+    call.callee = { callId, local: from, remote: to, remoteTarget, via: target, cseq, offer: answer, sdpVersion: 2 }
     bySipCallId.set(callId, { call, side: 'callee' })
     call.state = 'answered'
     call.users.callee = userId
@@ -883,8 +891,8 @@ export function createB2bua(deps: B2buaDeps) {
     if (target.kind === 'unsupported' && !plan) return { status: 480, reason: 'Destination Not Yet Reachable By SIP' }
     const pstn = target.kind === 'unknown' ? pstnNumber(digits) : undefined
     if (target.kind === 'unknown' && !pstn) return { status: 404, reason: 'No Such Extension' }
-    // Live calls to the PSTN go to a carrier trunk: none can be configured yet.
-    if (pstn && owner.mode === 'live') return { status: 503, reason: 'No Carrier Trunk', headers: [['Retry-After', '3600']] }
+    // Live calls to the PSTN go out on the carrier trunk (SIP_TRUNK_OUTBOUND).
+    if (pstn && owner.mode === 'live' && !deps.trunkOutbound) return { status: 503, reason: 'No Carrier Trunk', headers: [['Retry-After', '3600']] }
 
     const call = await openCall(request, source, ctx, {
       owner,
@@ -918,8 +926,14 @@ export function createB2bua(deps: B2buaDeps) {
         ? { ...common, direction: 'internal', from_number, to_number: number, ...planEndOf(plan) }
         : { ...common, direction: 'internal', from_number, to_number: number, to_user_id: (target as { userId: string }).userId }
     } else {
-      const from_number = (await deps.directory.callerIdOf(line.account)) ?? line.username
+      const callerId = await deps.directory.callerIdOf(line.account)
       const emergency = isEmergencyNumber(pstn!) ? await deps.directory.emergencyInfo(line.account, callerUser, line.lineDevice, source.address) : undefined
+      // A carrier takes a live call only from a number of the account's (an emergency call goes out whatever it shows).
+      if (owner.mode === 'live' && !callerId && !emergency) {
+        call.media.close()
+        return { status: 403, reason: 'No Caller ID Number' }
+      }
+      const from_number = callerId ?? line.username
       start = { ...common, direction: 'outbound', from_number, to_number: pstn!, ...(emergency ? { emergency } : {}) }
     }
     const admitted = await admit(call, ctx, start)
@@ -933,7 +947,8 @@ export function createB2bua(deps: B2buaDeps) {
       return answer
     }
     if (target.kind !== 'user') {
-      sandboxFarEnd(call, ctx, sandboxFarEndOf(pstn!))
+      if (owner.mode === 'live') void dialTrunk(call, ctx, pstn!, callerNumber)
+      else sandboxFarEnd(call, ctx, sandboxFarEndOf(pstn!))
       return answer
     }
     if (contacts.length === 0) {
@@ -983,6 +998,96 @@ export function createB2bua(deps: B2buaDeps) {
       })
     })
   }
+  /**
+   * A live call to the PSTN, sent to the carrier trunk (SIP_TRUNK_OUTBOUND): an
+   * INVITE for the number, with the caller ID in From; a digest challenge of the
+   * carrier's is answered once with the trunk's credentials. The carrier's first 18x
+   * is the call's ringing (180 to the caller), its 200 the answer; unanswered within
+   * TRUNK_RING_TIMEOUT_S it is cancelled. 486/600/603 end the call busy, 480, 408, 487
+   * and no answer no-answer, anything else failed (the carrier's status relayed).
+   */
+  const dialTrunk = async (call: Call, ctx: Pick<SipRequestContext, 'provisional'> | undefined, number: string, callerId: string) => {
+    const trunk = deps.trunkOutbound!
+    const target: SipSource = { transport: trunk.transport, address: trunk.address, port: trunk.port }
+    const host = trunk.address.includes(':') ? `[${trunk.address}]` : trunk.address
+    const contact: CalleeContact = {
+      uri: `sip:${number}@${host}:${trunk.port}${trunk.transport === 'tcp' ? ';transport=tcp' : ''}`,
+      ...target,
+      device: 'trunk',
+    }
+    const callId = `${newTag()}${newTag()}@${deps.host}`
+    const first = offerTo(contact, callId, `<sip:${callerId}@${deps.host}>;tag=${newTag()}`, `<sip:${number}@${host}>`, call.media.calleePort, call.sessionId)
+    let rang = false
+    after(call, TRUNK_RING_TIMEOUT_S, () => {
+      for (const f of call.forks) f.cancel()
+    })
+    const send = (request: OutgoingRequest) => {
+      const handle = deps.sip.sendInvite(target, request, {
+        onProvisional: (response) => {
+          if (rang || call.state !== 'ringing' || (response.statusCode ?? 0) < 180) return
+          rang = true
+          ctx?.provisional({ status: 180 })
+          tell(call, { type: 'RING', at: at() })
+        },
+        onRetransmitted2xx: (response) =>
+          deps.sip.sendRaw(
+            ackFor2xx(
+              {
+                uri: call.callee?.remoteTarget ?? contact.uri,
+                from: request.headers[0]![1],
+                to: header(response, 'to'),
+                callId,
+                cseq: Number.parseInt(request.headers.find(([n]) => n === 'CSeq')![1], 10),
+              },
+              deps.sip.sentBy(target.transport),
+              target,
+            ),
+            target,
+          ),
+      })
+      call.forks.push(handle)
+      return handle.outcome
+    }
+    let request = first
+    let outcome = await send(request).catch(() => ({ kind: 'unreachable' as const }))
+    const challenged = outcome.kind === 'rejected' && (outcome.status === 401 || outcome.status === 407) ? outcome : undefined
+    if (challenged && trunk.credentials && call.state === 'ringing') {
+      const proxy = challenged.status === 407
+      const challenge = header(challenged.response, proxy ? 'proxy-authenticate' : 'www-authenticate')
+      const authorization = answerDigestChallenge(challenge, { ...trunk.credentials, method: 'INVITE', uri: contact.uri })
+      if (authorization) {
+        // The same dialog's next INVITE (RFC 3261 §22.2): CSeq up, the answer to the challenge added.
+        request = {
+          ...first,
+          headers: [
+            ...first.headers.map(([n, v]): [string, string] => [n, n === 'CSeq' ? '2 INVITE' : v]),
+            [proxy ? 'Proxy-Authorization' : 'Authorization', authorization],
+          ],
+        }
+        outcome = await send(request).catch(() => ({ kind: 'unreachable' as const }))
+      }
+    }
+    if (outcome.kind === 'answered') {
+      answered(call, contact, request, outcome.response, undefined)
+      return
+    }
+    if (call.state !== 'ringing') return
+    const status = outcome.kind === 'rejected' ? outcome.status : outcome.kind === 'timeout' ? 408 : 503
+    log?.info({ call_id: call.id, status, outcome: outcome.kind }, 'carrier trunk did not answer')
+    if ([486, 600, 603].includes(status)) {
+      tell(call, { type: 'BUSY', at: at() })
+      call.answerCaller({ status: 486 })
+    } else if ([480, 408, 487].includes(status)) {
+      tell(call, { type: 'HANGUP', side: 'callee', at: at() })
+      call.answerCaller({ status: 480, reason: 'Temporarily Unavailable' })
+    } else {
+      tell(call, { type: 'FAIL', reason: `carrier_${status}`, at: at() })
+      // 401/407 the trunk could not answer are ours, not the caller's to answer: 503.
+      call.answerCaller({ status: status >= 400 && status < 700 && status !== 401 && status !== 407 ? status : 503 })
+    }
+    finish(call)
+  }
+
   /** Timers of calls (a ring timeout, a simulated far end, a message's longest length), cleared when their call ends first. */
   const callTimers = new Map<string, ReturnType<typeof setTimeout>[]>()
   /** Runs `fn` after `seconds` of simulated time (VOICE_CLOCK_SPEED compresses it, as for simulated calls), unless the call ended. */
@@ -1551,7 +1656,11 @@ export function createB2bua(deps: B2buaDeps) {
     log?.info({ call_id: next.id, related_call: call.id, account: owner.accountId, contacts: contacts.length }, 'sip transfer')
     if (!toUser) {
       if (owner.mode === 'live') {
-        // No carrier trunk can be configured yet (as for a phone dialling out in live mode).
+        if (deps.trunkOutbound) {
+          void dialTrunk(next, undefined, c.to, (await deps.directory.callerIdOf(owner.accountId)) ?? fromNumber)
+          return
+        }
+        // No carrier trunk is configured (as for a phone dialling out in live mode).
         tell(next, { type: 'FAIL', reason: 'no_carrier_trunk', at: at() })
         bye(next.caller)
         finish(next)

@@ -5,6 +5,7 @@
 import { describe, expect, test } from 'bun:test'
 import fc from 'fast-check'
 import {
+  answerDigestChallenge,
   type Authorization,
   type DigestAlgorithm,
   digestChallenges,
@@ -317,3 +318,54 @@ function referenceParseAuthParams(input: string): Record<string, string> | undef
   }
   return params
 }
+
+describe('answering a challenge (the client side: a carrier challenging the SIP trunk)', () => {
+  test('RFC 2617 §3.5: qop=auth with MD5 gives the RFC’s response', () => {
+    const challenge =
+      'Digest realm="testrealm@host.com", qop="auth,auth-int", nonce="dcd98b7102dd2f0e8b11d0f600bfb0c093", opaque="5ccc069c403ebaf9f0171e9517f40e41"'
+    const answer = answerDigestChallenge(challenge, {
+      username: 'Mufasa',
+      password: 'Circle Of Life',
+      method: 'GET',
+      uri: '/dir/index.html',
+      cnonce: '0a4f113b',
+    })
+    const params = (parseAuthorization(answer) as { params: Record<string, string> }).params
+    expect(params).toMatchObject({ response: '6629fae49393a05397450978507c4ef1', qop: 'auth', nc: '00000001', opaque: '5ccc069c403ebaf9f0171e9517f40e41' })
+  })
+
+  test('every algorithm our server offers: the answer passes our own check', () => {
+    const key = 'k'.repeat(32)
+    const realm = 'carrier.example'
+    for (const value of digestChallenges({ realm, nonce: issueNonce(key, realm, 1_000), algorithms: ['SHA-256', 'MD5'] })) {
+      const answer = answerDigestChallenge(value, { username: 'trunk', password: 'pw', method: 'INVITE', uri: 'sip:+15551234567@carrier.example' })
+      const params = (parseAuthorization(answer) as { params: Record<string, string> }).params
+      const outcome = verifyDigest({
+        params,
+        method: 'INVITE',
+        uri: 'sip:+15551234567@carrier.example',
+        realm,
+        username: 'trunk',
+        password: 'pw',
+        key,
+        nowMs: 2_000,
+        nonceTtlMs: 60_000,
+        counts: new NonceCounts(),
+      })
+      expect(outcome).toEqual({ ok: true, username: 'trunk' })
+    }
+  })
+
+  test('without qop, the RFC 2069 form; what it cannot answer, undefined', () => {
+    const answer = answerDigestChallenge('Digest realm="r", nonce="n"', { username: 'u', password: 'p', method: 'INVITE', uri: 'sip:x@y' })
+    expect(answer).toContain('response="')
+    expect(answer).not.toContain('qop=')
+    expect(answerDigestChallenge('Basic realm="r"', { username: 'u', password: 'p', method: 'INVITE', uri: 'sip:x@y' })).toBeUndefined()
+    expect(
+      answerDigestChallenge('Digest realm="r", nonce="n", algorithm=SHA-512-256', { username: 'u', password: 'p', method: 'INVITE', uri: 'sip:x@y' }),
+    ).toBeUndefined()
+    expect(
+      answerDigestChallenge('Digest realm="r", nonce="n", qop="auth-int"', { username: 'u', password: 'p', method: 'INVITE', uri: 'sip:x@y' }),
+    ).toBeUndefined()
+  })
+})

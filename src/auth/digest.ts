@@ -256,3 +256,51 @@ export function safeEqualText(a: string, b: string): boolean {
   const y = Buffer.from(b, 'utf8')
   return x.length === y.length && timingSafeEqual(x, y)
 }
+
+/**
+ * The client side, for the SIP trunk's own challenges (a carrier asking the B2BUA
+ * for its credentials): the `Authorization` value answering one challenge header
+ * (WWW-Authenticate or Proxy-Authenticate). Undefined when the challenge is not a
+ * digest this module speaks (an algorithm other than MD5 or SHA-256, auth-int only).
+ * Without qop the RFC 2069 form; with qop=auth, nc 1 and a fresh cnonce.
+ */
+export function answerDigestChallenge(
+  challenge: string,
+  r: { username: string; password: string; method: string; uri: string; cnonce?: string },
+): string | undefined {
+  const parsed = parseAuthorization(challenge)
+  if (parsed?.scheme !== 'digest') return undefined
+  const p = parsed.params
+  const algorithm = (p.algorithm ?? 'MD5').toUpperCase() as DigestAlgorithm
+  if (!DIGEST_ALGORITHMS.includes(algorithm) || p.realm === undefined || !p.nonce) return undefined
+  const qops = p.qop?.split(',').map((q) => q.trim().toLowerCase())
+  if (qops && !qops.includes('auth')) return undefined
+  const quoted = (v: string) => `"${v.replace(/["\\]/g, '\\$&')}"`
+  const fields = [
+    `username=${quoted(r.username)}`,
+    `realm=${quoted(p.realm)}`,
+    `nonce=${quoted(p.nonce)}`,
+    `uri=${quoted(r.uri)}`,
+    `algorithm=${algorithm}`,
+    ...(p.opaque !== undefined ? [`opaque=${quoted(p.opaque)}`] : []),
+  ]
+  if (!qops) {
+    const ha1 = digestHash(algorithm, `${r.username}:${p.realm}:${r.password}`)
+    const ha2 = digestHash(algorithm, `${r.method}:${r.uri}`)
+    return `Digest ${[...fields, `response=${quoted(digestHash(algorithm, `${ha1}:${p.nonce}:${ha2}`))}`].join(', ')}`
+  }
+  const cnonce = r.cnonce ?? randomBytes(8).toString('hex')
+  const response = digestResponse({
+    algorithm,
+    username: r.username,
+    realm: p.realm,
+    password: r.password,
+    method: r.method,
+    uri: r.uri,
+    nonce: p.nonce,
+    nc: '00000001',
+    cnonce,
+    qop: 'auth',
+  })
+  return `Digest ${[...fields, 'qop=auth', 'nc=00000001', `cnonce=${quoted(cnonce)}`, `response=${quoted(response)}`].join(', ')}`
+}

@@ -99,10 +99,10 @@ export interface Line {
   dial(scenario: string, to: string, o?: { echo?: boolean }): Promise<SippResult>
 }
 
-/** An account with `count` users, each with a desk phone line and an extension, and a webhook endpoint receiving every event. */
-export async function sipAccount(t: TestService, work: string, count: number, o: { record?: boolean } = {}) {
+/** An account with `count` users, each with a desk phone line and an extension, and a webhook endpoint receiving every event (`key`: a platform key of its mode, sandbox by default). */
+export async function sipAccount(t: TestService, work: string, count: number, o: { record?: boolean; key?: string } = {}) {
   const f = deviceFixtures(t)
-  const c = await f.ctx()
+  const c = await f.ctx(o.key)
   if (o.record) expect((await t.call('POST', `/v1/accounts/${c.account}`, { key: c.key, body: { config: { recording_enabled: true } } })).status).toBe(200)
   const rx = await startWebhookReceiver()
   const endpoint = await t.call('POST', '/v1/webhook_endpoints', { ...c, body: { url: rx.url, enabled_events: ['*'] } })

@@ -1,0 +1,94 @@
+/**
+ * Live calls to the PSTN over the carrier trunk (SIP_TRUNK_OUTBOUND), with sipp as
+ * the phone and as the carrier, over UDP on loopback (test/support/sip-phones.ts):
+ *  - a live account's phone dials an E.164 number: the B2BUA sends the INVITE to the
+ *    trunk, answers the carrier's digest challenge (401) with the trunk's credentials
+ *    (SIP_TRUNK_USERNAME/PASSWORD; sipp checks the answer), the carrier rings and
+ *    answers, audio flows, the phone hangs up: an outbound call's events;
+ *  - the carrier answers 486: the phone gets 486 and the call ends busy.
+ * Sandbox calls never reach the trunk: the simulator is their far end
+ * (test/sip-calls.test.ts).
+ */
+import { describe, expect, test } from 'bun:test'
+import { phoneNumbers } from '../src/db/schema'
+import { freePort } from './support/scratch-postgres'
+import { startTestService } from './support/service'
+import { carrierNumbers, expectAllPassed, runSipp, sipAccount, sipWorkFolder, sipp, sox, withSipp } from './support/sip-phones'
+
+const carrierPort = await freePort()
+const TRUNK = { username: 'trunk-user', password: 'trunk-pass-0123' }
+const t = await startTestService({
+  SIP_TRUNK_OUTBOUND: `127.0.0.1:${carrierPort}`,
+  SIP_TRUNK_USERNAME: TRUNK.username,
+  SIP_TRUNK_PASSWORD: TRUNK.password,
+  WEBHOOK_ALLOW_PRIVATE_TARGETS: '1',
+})
+const work = sipWorkFolder('sip-trunk-out-')
+const { endedCallTo } = carrierNumbers(t)
+const types = (events: any[]) => events.filter((e) => e.type.startsWith('call.') && !e.type.startsWith('call.command_')).map((e) => e.type)
+
+/** A live account with one phone line and a number of its own (the caller ID a carrier takes). */
+async function livePhone() {
+  const platform = await t.platform({ live_enabled: true })
+  const a = await sipAccount(t, work, 1, { key: platform.live_key })
+  // Live numbers come from a carrier's order; the row is what the B2BUA reads.
+  const callerId = `+1415${String(Date.now()).slice(-7)}`
+  const now = new Date()
+  await t.service.database.db.insert(phoneNumbers).values({
+    id: `pn_trunk${callerId.slice(1)}`,
+    accountId: a.c.account,
+    mode: 'live',
+    number: callerId,
+    space: 'live',
+    status: 'active',
+    orderId: null,
+    createdAt: now,
+    updatedAt: now,
+  })
+  return { a, alice: a.lines[0]!, callerId }
+}
+
+/** The carrier: a sipp UAS on the trunk's port (wrapped: an async function returning the run would wait for its end). */
+async function carrier(scenario: string, fields: string[]) {
+  const run = runSipp(t, work, scenario, fields, ['-p', String(carrierPort), '-mi', '127.0.0.1', '-mp', String(await freePort())])
+  await Bun.sleep(300) // the UAS binds its port before the call reaches it
+  return { run }
+}
+
+if (!sipp || !sox)
+  test.skip(`live calls over the carrier trunk (skipped: ${!sipp ? 'sipp is not installed; Debian package sip-tester' : 'sox is not installed'})`, () => {})
+
+describe.skipIf(!sipp || !sox)('live calls to the PSTN go out on the carrier trunk', () => {
+  test(
+    'a live phone dials a number: the carrier’s digest challenge is answered with the trunk’s credentials, it rings, answers, and the call is an outbound one',
+    async () => {
+      const { a, alice, callerId } = await livePhone()
+      const number = '+15557654321'
+      const trunk = (await carrier('carrier-answer-auth.xml', [TRUNK.username, TRUNK.password])).run
+      const aliceCalls = alice.dial('call-extension.xml', number)
+      expectAllPassed(await aliceCalls, await trunk)
+
+      const call = await endedCallTo(a, number)
+      expect(call).toMatchObject({ direction: 'outbound', status: 'completed', from_number: callerId, from_user_id: alice.user, simulated: false })
+      expect(call.connected_at).toBeString()
+      expect(types(await a.eventsOf(call.id))).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
+      await a.stop()
+    },
+    withSipp(90_000),
+  )
+
+  test(
+    'the carrier answers 486: the phone gets 486 and the call ends busy',
+    async () => {
+      const { a, alice } = await livePhone()
+      const number = '+15557654322'
+      const trunk = (await carrier('carrier-busy.xml', ['unused'])).run
+      const aliceCalls = alice.dial('call-extension-busy.xml', number)
+      expectAllPassed(await aliceCalls, await trunk)
+      const call = await endedCallTo(a, number)
+      expect(call).toMatchObject({ direction: 'outbound', status: 'busy' })
+      await a.stop()
+    },
+    withSipp(90_000),
+  )
+})
