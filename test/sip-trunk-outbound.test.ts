@@ -5,12 +5,15 @@
  *    trunk, answers the carrier's digest challenge (401) with the trunk's credentials
  *    (SIP_TRUNK_USERNAME/PASSWORD; sipp checks the answer), the carrier rings and
  *    answers, audio flows, the phone hangs up: an outbound call's events;
- *  - the carrier answers 486: the phone gets 486 and the call ends busy.
+ *  - the carrier answers 486: the phone gets 486 and the call ends busy;
+ *  - click-to-call (POST /v1/calls) to a public number from a live account: the
+ *    user's phone rings and answers, then the call goes out on the trunk.
  * Sandbox calls never reach the trunk: the simulator is their far end
  * (test/sip-calls.test.ts).
  */
 import { describe, expect, test } from 'bun:test'
 import { phoneNumbers } from '../src/db/schema'
+import { until } from './support/polling'
 import { freePort } from './support/scratch-postgres'
 import { startTestService } from './support/service'
 import { carrierNumbers, expectAllPassed, runSipp, sipAccount, sipWorkFolder, sipp, sox, withSipp } from './support/sip-phones'
@@ -87,6 +90,30 @@ describe.skipIf(!sipp || !sox)('live calls to the PSTN go out on the carrier tru
       expectAllPassed(await aliceCalls, await trunk)
       const call = await endedCallTo(a, number)
       expect(call).toMatchObject({ direction: 'outbound', status: 'busy' })
+      await a.stop()
+    },
+    withSipp(90_000),
+  )
+
+  test(
+    'click-to-call to a public number from a live account: the user’s phone answers, then the trunk carries the call; an API hang-up ends both',
+    async () => {
+      const { a, alice, callerId } = await livePhone()
+      const number = '+15557654323'
+      const alicePhone = await alice.register()
+      const aliceAnswers = alicePhone('answer.xml')
+      const trunk = (await carrier('carrier-answer-auth.xml', [TRUNK.username, TRUNK.password])).run
+      const placed = await t.call('POST', '/v1/calls', { ...a.c, body: { user: alice.user, dial_string: number } })
+      expect(placed.status).toBe(202)
+      const id = await until(
+        'the carrier answered',
+        async () => (await a.calls()).find((c) => c.to_number === number && c.answered_at)?.id as string | undefined,
+      )
+      expect((await t.call('POST', `/v1/calls/${id}`, { ...a.c, body: { action: 'hangup' } })).status).toBe(202)
+      expectAllPassed(await aliceAnswers, await trunk)
+      const call = await endedCallTo(a, number)
+      expect(call).toMatchObject({ id, direction: 'outbound', status: 'completed', from_number: callerId, user_id: alice.user })
+      expect(types(await a.eventsOf(id))).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
       await a.stop()
     },
     withSipp(90_000),

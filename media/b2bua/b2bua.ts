@@ -1713,7 +1713,11 @@ export function createB2bua(deps: B2buaDeps) {
       callerCodec: 'PCMU',
       media,
       forks: [],
-      answerCaller: () => {},
+      // The user's phone answered long ago: a destination that fails is a BYE to it.
+      answerCaller: (spec) => {
+        call.answerCaller = () => {}
+        if (spec.status >= 300) bye(call.caller)
+      },
       told: Promise.resolve(),
       sessionId: Math.floor(Math.random() * 1e9),
       users: { caller: plan.from_user_id, ...(plan.kind === 'connect_internal' ? { callee: plan.to_user_id } : {}) },
@@ -1764,19 +1768,70 @@ export function createB2bua(deps: B2buaDeps) {
           call.caller = { ...dialog, offer: answer, sdpVersion: 2 }
           call.callerCodec = codec
           if (answer) media.setCaller({ address: answer.address, port: answer.port, codec, dtmfPayloadType: answer.dtmfPayloadType })
-          await connectClickToCall(call, notice)
+          await connectClickToCall(call, notice, contact)
         })
         .catch((err) => log?.error({ err }, 'click-to-call leg failed'))
     }
   }
 
+  /**
+   * A live account's click-to-call to a public number, once the user took their
+   * phone: an outbound call (call.emergency for 911 and 933, from the phone that
+   * answered) out on the carrier trunk, with the plan's caller ID.
+   */
+  const clickToCallOut = async (
+    call: Call,
+    notice: ClickToCallNotice,
+    plan: Extract<ClickToCallNotice['plan'], { kind: 'dial_public' }>,
+    phone: CalleeContact,
+  ) => {
+    const owner = notice.owner
+    const fromNumber = plan.caller_id ?? (await deps.directory.callerIdOf(owner.accountId))
+    const emergency = plan.emergency ? await deps.directory.emergencyInfo(owner.accountId, plan.from_user_id, phone.device, phone.address) : undefined
+    if (!fromNumber && !emergency) {
+      // A carrier takes a live call only from a number of the account's.
+      log?.warn({ account: owner.accountId }, 'click-to-call out not placed: the account has no number')
+      bye(call.caller)
+      finish(call)
+      return
+    }
+    call.fromNumber = fromNumber ?? plan.from_user_id
+    call.toNumber = plan.to_number
+    try {
+      await deps.actors.start({
+        call_id: call.id,
+        direction: 'outbound',
+        from_number: call.fromNumber,
+        to_number: plan.to_number,
+        started_at: at(),
+        user_id: plan.from_user_id,
+        from_user_id: plan.from_user_id,
+        owner: { platformId: owner.platformId, accountId: owner.accountId, mode: owner.mode },
+        record: call.owner.recording && deps.recordings !== undefined,
+        media_node: deps.node,
+        ...(emergency ? { emergency } : {}),
+      })
+    } catch (err) {
+      log?.error({ err }, 'click-to-call not started')
+      bye(call.caller)
+      finish(call)
+      return
+    }
+    log?.info({ call_id: call.id, account: owner.accountId, to: plan.to_number }, 'click-to-call out on the carrier trunk')
+    await dialTrunk(call, undefined, plan.to_number, call.fromNumber)
+  }
+
   /** The user took their phone: the call exists now, and rings its destination. */
-  const connectClickToCall = async (call: Call, notice: ClickToCallNotice) => {
+  const connectClickToCall = async (call: Call, notice: ClickToCallNotice, phone: CalleeContact) => {
     const { plan, owner } = notice
     bySipCallId.set(call.caller.callId, { call, side: 'caller' })
     calls.set(call.id, call)
+    if (plan.kind === 'dial_public' && owner.mode === 'live' && deps.trunkOutbound) {
+      await clickToCallOut(call, notice, plan, phone)
+      return
+    }
     if (plan.kind !== 'connect_internal') {
-      // The sandbox cannot call the public network (spec), and no carrier trunk exists yet: the tone, then goodbye.
+      // The sandbox cannot call the public network (spec), nor a live account without a carrier trunk: the tone, then goodbye.
       call.state = 'answered'
       await call.media.play('caller', specialInformationTone())
       if (!over(call)) {
