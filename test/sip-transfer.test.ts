@@ -85,17 +85,13 @@ describe.skipIf(!sipp || !sox)('blind transfer of a real call', () => {
   )
 
   test(
-    'from the API (POST /v1/calls/{id}): a warm transfer is refused; a blind one releases the call’s user (the caller) with a BYE and connects the called phone to the target',
+    'from the API (POST /v1/calls/{id}): the call’s user (the caller) is released with a BYE, the called phone is connected to the target',
     async () => {
       const p = await threePhones()
       const bobAnswers = p.bobPhone('answer.xml')
       const carolAnswers = p.carolPhone('answer-talk-bye.xml')
       const aliceCalls = p.alice.dial('call-extension-wait-bye.xml', p.bob.extension)
       const id = await p.answeredCall()
-      // A warm transfer of a real call is refused (its consultation call would be the simulator's), and changes nothing.
-      const warm = await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'transfer', to: p.carol.user, mode: 'warm' } })
-      expect([warm.status, warm.body.code]).toEqual([409, 'call_transfer_not_allowed'])
-      expect(String(warm.body.error)).toContain('warm transfer')
       const transfer = await t.call('POST', `/v1/calls/${id}`, { ...p.a.c, body: { action: 'transfer', to: p.carol.user, mode: 'blind' } })
       expect(transfer.status).toBe(202)
       expectAllPassed(await aliceCalls, await bobAnswers, await carolAnswers)
@@ -329,6 +325,87 @@ describe.skipIf(!sipp || !sox)('attended transfer of a real call (REFER with Rep
       const call = await until('the call to Bob ended', async () => (await p.a.calls()).find((c) => c.to_number === p.bob.extension && c.status), 30_000)
       expect(call).toMatchObject({ status: 'completed', related_call: null })
       expect(types(await p.a.eventsOf(call.id))).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
+      await p.a.stop()
+    },
+    withSipp(120_000),
+  )
+})
+
+describe.skipIf(!sipp || !sox)('warm transfer of a real call from the API', () => {
+  test(
+    'transfer mode warm: the user’s phone consults the target on a call of its own while the other party holds; complete_transfer hands the held party over',
+    async () => {
+      const p = await threePhones()
+      const bobWaits = p.bobPhone('answer-reinvites-bye.xml')
+      const carolWaits = p.carolPhone('answer-reinvites-bye.xml')
+      const alice = await startUa(p.alice.account, { port: t.service.sip!.udpPort })
+      try {
+        const toBob = await alice.call(p.bob.extension)
+        const primary = await p.answeredCall()
+        const warm = await t.call('POST', `/v1/calls/${primary}`, { ...p.a.c, body: { action: 'transfer', to: p.carol.user, mode: 'warm' } })
+        expect(warm.status).toBe(202)
+        const consultation = warm.body.consultation_call_id as string
+        // Alice's phone is moved to the consultation's line (a re-INVITE), Carol's phone rings and answers.
+        await alice.request(toBob, 'INVITE')
+        await until('Carol answered the consultation', async () => (await p.a.calls()).find((c) => c.id === consultation && c.answered_at))
+        expect((await t.call('POST', `/v1/calls/${consultation}`, { ...p.a.c, body: { action: 'complete_transfer' } })).status).toBe(202)
+        // Alice is released; Bob and Carol talk on the first call until the API hangs it up.
+        await alice.request(toBob, 'BYE')
+        // They talk a while (Carol's audio now reaches the first call's line) before the API hangs up.
+        await Bun.sleep(3000)
+        expect((await t.call('POST', `/v1/calls/${primary}`, { ...p.a.c, body: { action: 'hangup' } })).status).toBe(202)
+        expectAllPassed(await bobWaits, await carolWaits)
+
+        const consulted = await p.a.eventsOf(consultation, 'call.transfer')
+        expect(types(consulted)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.transfer'])
+        expect(consulted.find((e) => e.type === 'call.transfer').data).toMatchObject({
+          transferred_to: p.carol.user,
+          transferred_by: p.alice.user,
+          related_call: primary,
+        })
+        const log = await until('the first call ended', async () => (await p.a.calls()).find((c) => c.id === primary && c.status), 30_000)
+        expect(log).toMatchObject({ status: 'completed' })
+        expect((await p.a.calls()).find((c) => c.id === consultation)).toMatchObject({ status: 'completed', related_call: primary })
+        // Alice's phone sends no audio: what reached the first call's caller leg is Carol's.
+        const media = t.service.media!.b2bua.recentMedia().find((m) => m.call_id === primary)
+        expect(media!.caller.packetsReceived).toBeGreaterThan(20)
+        expect(t.service.media!.b2bua.activeCalls).toBe(0)
+      } finally {
+        alice.close()
+      }
+      await p.a.stop()
+    },
+    withSipp(120_000),
+  )
+
+  test(
+    'the consulted target is busy: the consultation ends busy, the user’s phone goes back to the held call, which the API resumes and hangs up',
+    async () => {
+      const p = await threePhones()
+      const bobWaits = p.bobPhone('answer-reinvites-bye.xml')
+      const carolBusy = p.carolPhone('answer-busy.xml')
+      const alice = await startUa(p.alice.account, { port: t.service.sip!.udpPort })
+      try {
+        const toBob = await alice.call(p.bob.extension)
+        const primary = await p.answeredCall()
+        const warm = await t.call('POST', `/v1/calls/${primary}`, { ...p.a.c, body: { action: 'transfer', to: p.carol.user, mode: 'warm' } })
+        expect(warm.status).toBe(202)
+        const consultation = warm.body.consultation_call_id as string
+        const ended = await until('the consultation ended', async () => (await p.a.calls()).find((c) => c.id === consultation && c.status), 30_000)
+        expect(ended).toMatchObject({ status: 'busy', related_call: primary })
+        // Two re-INVITEs to Alice's phone: onto the consultation's line, then back onto the held call's.
+        await until('Alice back on the held call', async () => alice.received.filter((m) => m.firstLine.startsWith('INVITE ')).length >= 2)
+        expect((await t.call('POST', `/v1/calls/${primary}`, { ...p.a.c, body: { action: 'resume' } })).status).toBe(202)
+        expect((await t.call('POST', `/v1/calls/${primary}`, { ...p.a.c, body: { action: 'hangup' } })).status).toBe(202)
+        await alice.request(toBob, 'BYE')
+        expectAllPassed(await bobWaits, await carolBusy)
+        const first = await p.a.eventsOf(primary)
+        expect(types(first)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
+        expect(first.filter((e) => e.type === 'call.command_succeeded').map((e) => e.data.command)).toEqual(['transfer', 'resume', 'hangup'])
+        expect(t.service.media!.b2bua.activeCalls).toBe(0)
+      } finally {
+        alice.close()
+      }
       await p.a.stop()
     },
     withSipp(120_000),

@@ -82,6 +82,8 @@ export interface SipCallEndedNotice {
     | { command: 'transfer'; to: string; by: string; new_call_id: string }
     /** A warm transfer completed on this call (the phone's call to consult): its target takes the transferor's place on `primary`. */
     | { command: 'hand_over'; primary: string }
+    /** A warm transfer held this call: the transferring user's phone consults `to` on a new call (`consultation_call_id`). */
+    | { command: 'consult'; to: string; by: string; consultation_call_id: string }
 }
 
 const date = (iso: string | null | undefined) => (iso ? new Date(iso) : undefined)
@@ -279,6 +281,15 @@ export function createCallKind(opts: CallKindOptions) {
       },
       placeConsultation: ({ context }: { context: unknown }, params: ConsultationRequest) => {
         const input = (context as { input: CallActorInput }).input
+        // A real call's consultation is placed by the media role (the consult notice): the transferring user's phone talks to the target.
+        if (input.sip) {
+          tellMedia(fx, {
+            call_id: input.call_id,
+            at: params.at,
+            control: { command: 'consult', to: params.to, by: params.by, consultation_call_id: params.call_id },
+          })
+          return
+        }
         const leg = opts.onWarmTransfer?.(params, input)
         if (leg) fx.spawnActor(CALL_KIND, params.call_id, leg.input, leg.opts)
       },

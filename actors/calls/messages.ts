@@ -82,19 +82,14 @@ export function admitCall(state: ActorState | undefined, command: CallCommand, a
 
 /**
  * The call actor's admission of a command: its machine's (admitCallCommand), less
- * what the runtime cannot carry out yet. A warm transfer of a real call would place
- * the simulator's consultation call, not a real phone's: the call log would claim a
- * hand-over the phones never made.
+ * what the runtime cannot carry out. A real call's warm transfer consults from its
+ * user's phone: a call with no user (a voice app's) cannot.
  */
 export function admitActorCommand(snapshot: CallSnapshot, command: CallCommand, at: string): ReturnType<typeof admitCallCommand> {
   const admission = admitCallCommand(snapshot, command, at)
-  if ('event' in admission && command.command === 'transfer' && command.mode === 'warm' && (snapshot.context.input as CallActorInput).sip)
-    return {
-      refused: {
-        code: 'call_transfer_not_allowed',
-        reason: 'is a call on real phones: warm transfer of such calls is not available yet (a blind transfer is)',
-      },
-    }
+  const input = snapshot.context.input as CallActorInput
+  if ('event' in admission && command.command === 'transfer' && command.mode === 'warm' && input.sip && !input.user_id && !snapshot.context.answered_by)
+    return { refused: { code: 'call_transfer_not_allowed', reason: 'has no user on a phone to consult from: use a blind transfer' } }
   return admission
 }
 

@@ -154,7 +154,16 @@ interface Call {
    * hand_over notice on the consultation call `consult`): the transferor is on
    * `side` here and on `consultSide` there; the target takes its place here.
    */
-  handOver?: { consult: Call; side: 'caller' | 'callee'; consultSide: 'caller' | 'callee'; referDialog: Dialog; timer: ReturnType<typeof setTimeout> }
+  handOver?: {
+    consult: Call
+    side: 'caller' | 'callee'
+    consultSide: 'caller' | 'callee'
+    /** The REFER's dialog (a phone's attended transfer); none for the API's warm transfer. */
+    referDialog?: Dialog
+    timer?: ReturnType<typeof setTimeout>
+  }
+  /** The API's warm transfer placed this call (its consultation) on the transferring user's phone, taken from this held call. */
+  consultOf?: Call
   /** Hold and resume from the API, one after the other. */
   controls: Promise<void>
   /** The call a transfer of this one placed on the same legs (a key pressed later belongs to it). */
@@ -325,8 +334,18 @@ export function createB2bua(deps: B2buaDeps) {
     callTimers.delete(call.id)
     call.media.close()
     calls.delete(call.id)
-    bySipCallId.delete(call.caller.callId)
+    // A consultation's caller leg is the held call's: that dialog stays the held call's.
+    if (bySipCallId.get(call.caller.callId)?.call === call) bySipCallId.delete(call.caller.callId)
     if (call.callee) bySipCallId.delete(call.callee.callId)
+    // The held call of a warm transfer ended (its user hung up): the consultation ends with it.
+    const consult = call.handOver?.consult
+    if (consult?.consultOf === call && consult.state !== 'ended') {
+      tell(consult, { type: 'HANGUP', side: 'caller', at: at() })
+      if (consult.state === 'ringing') for (const f of consult.forks) f.cancel()
+      else bye(consult.callee)
+      finish(consult)
+    }
+    if (call.handOver?.timer) clearTimeout(call.handOver.timer)
   }
 
   /**
@@ -1247,6 +1266,13 @@ export function createB2bua(deps: B2buaDeps) {
       call.refer.transferorGone = true
       return { status: 200 }
     }
+    if (call.consultOf && side === 'callee') {
+      // The consulted party hung up: the transfer is off, the transferring user's phone goes back to the held call.
+      tell(call, { type: 'HANGUP', side: 'callee', at: at() })
+      backToHeldCall(call)
+      finish(call)
+      return { status: 200 }
+    }
     if (call.transferred && call.state === 'ringing') tell(call, { type: 'HANGUP', side: 'caller', at: at() })
     if (call.state === 'answered') {
       bye(side === 'caller' ? call.callee : call.caller)
@@ -1433,13 +1459,141 @@ export function createB2bua(deps: B2buaDeps) {
     return { status: 202, headers: [['Contact', contactOf(d.via.transport)]] }
   }
 
+  /**
+   * The API's warm transfer held call `p` (the machine re-INVITEs its phones: the
+   * other party hears the hold music): the transferring user's phone now talks on a
+   * consultation call of its own, on a new anchored session (a re-INVITE moves its
+   * audio there), and the target rings as a call from that user would (a user's
+   * phones, else their voicemail; a number: the sandbox's far end, or the carrier
+   * trunk). complete_transfer then hands the held party over (handOver); the
+   * consultation ending otherwise puts the user's phone back on the held call.
+   */
+  const consultCall = async (p: Call, c: { to: string; by: string; consultation_call_id: string }) => {
+    if (p.state !== 'answered' || p.voicemail || p.handOver || p.refer) {
+      log?.warn({ call_id: p.id }, 'consultation not placed: the call moved on')
+      return
+    }
+    const side = p.users.caller === c.by ? 'caller' : p.users.callee === c.by ? 'callee' : p.userSide
+    const phone = dialogOf(p, side)
+    if (!phone?.offer?.codecs[0]) {
+      log?.warn({ call_id: p.id }, 'consultation not placed: the transferring user is on no phone of ours')
+      return
+    }
+    let q: Call | undefined
+    const media = await deps.media.open(
+      c.consultation_call_id,
+      onDigit(() => q),
+    )
+    if (!media || p.state !== 'answered') {
+      media?.close()
+      log?.warn({ call_id: p.id }, 'consultation not placed: no media ports')
+      return
+    }
+    phone.sessionId ??= p.sessionId
+    // The other party waits on hold (the machine held the call: no hold notice comes for it), with the music.
+    const held = other(side)
+    if (!p.apiHold) {
+      p.apiHold = true
+      p.media.hold(held, true, await holdMusicFor(p.owner.accountId))
+      p.media.hold(side, true)
+      await sendReInvite(p, held, 'sendonly')
+    }
+    const consult: Call = {
+      id: c.consultation_call_id,
+      owner: p.owner,
+      state: 'ringing',
+      caller: phone,
+      callerCodec: phone.offer.codecs[0],
+      media,
+      forks: [],
+      // The user's phone is in a call already: a target that fails sends it back to the held call.
+      answerCaller: (spec) => {
+        if (spec.status >= 300) backToHeldCall(consult)
+      },
+      told: Promise.resolve(),
+      sessionId: Math.floor(Math.random() * 1e9),
+      users: { caller: c.by },
+      userSide: 'caller',
+      controls: Promise.resolve(),
+      consultOf: p,
+      fromNumber: (side === 'caller' ? p.fromNumber : p.toNumber) ?? c.by,
+    }
+    q = consult
+    calls.set(consult.id, consult)
+    p.handOver = { consult, side, consultSide: 'caller' }
+    media.setCaller({ address: phone.offer.address, port: phone.offer.port, codec: consult.callerCodec, dtmfPayloadType: phone.offer.dtmfPayloadType })
+    await sendReInvite(consult, 'caller', 'sendrecv')
+    const owner = { platformId: p.owner.platformId, accountId: p.owner.accountId, mode: p.owner.mode }
+    const toUser = !isE164(c.to)
+    const [extension, targetExtension, contacts] = await Promise.all([
+      deps.directory.extensionOf(owner.accountId, c.by),
+      toUser ? deps.directory.extensionOf(owner.accountId, c.to) : undefined,
+      toUser ? deps.directory.contactsOf(owner.accountId, c.to, deps.clock.now()) : [],
+    ])
+    const fromNumber = extension ?? consult.fromNumber!
+    consult.toNumber = toUser ? (targetExtension ?? c.to) : c.to
+    if (toUser) consult.users.callee = c.to
+    try {
+      await deps.actors.start({
+        call_id: consult.id,
+        direction: toUser ? 'internal' : 'outbound',
+        from_number: fromNumber,
+        to_number: consult.toNumber,
+        started_at: at(),
+        user_id: c.by,
+        from_user_id: c.by,
+        ...(toUser ? { to_user_id: c.to } : {}),
+        owner,
+        record: p.owner.recording && deps.recordings !== undefined,
+        media_node: deps.node,
+        consultation: { related_call: p.id },
+      })
+    } catch (err) {
+      log?.error({ err, call_id: consult.id }, 'consultation not started')
+      backToHeldCall(consult)
+      finish(consult)
+      return
+    }
+    log?.info({ call_id: consult.id, related_call: p.id, account: owner.accountId }, 'consultation')
+    if (!toUser) {
+      if (owner.mode === 'live') {
+        if (deps.trunkOutbound) void dialTrunk(consult, undefined, c.to, (await deps.directory.callerIdOf(owner.accountId)) ?? fromNumber)
+        else {
+          tell(consult, { type: 'FAIL', reason: 'no_carrier_trunk', at: at() })
+          backToHeldCall(consult)
+          finish(consult)
+        }
+        return
+      }
+      sandboxFarEnd(consult, undefined, sandboxFarEndOf(c.to))
+      return
+    }
+    if (contacts.length === 0) {
+      void toVoicemail(consult, c.to)
+      return
+    }
+    ring(consult, contacts, c.to, (tag) => `"${fromNumber}" <sip:${fromNumber}@${deps.host}>;tag=${tag}`, consult.toNumber)
+  }
+
+  /** A consultation that ended without a hand-over: the transferring user's phone is moved back to the held call (still held). */
+  const backToHeldCall = (q: Call) => {
+    const p = q.consultOf
+    q.consultOf = undefined
+    if (p?.state !== 'answered' || p.handOver?.consult !== q) return
+    const side = p.handOver.side
+    p.handOver = undefined
+    p.controls = p.controls
+      .then(() => sendReInvite(p, side, p.apiHold ? 'inactive' : 'sendrecv'))
+      .catch((err) => log?.error({ err, call_id: p.id }, 're-INVITE back to the held call failed'))
+  }
+
   /** The machine did not take the attended transfer in time: the REFER fails (NOTIFY 603) and both calls go on. */
   const handOverNotTaken = (p: Call, referCall: Call) => {
     const pending = p.handOver
     if (!pending) return
     p.handOver = undefined
     log?.warn({ call_id: p.id }, 'attended transfer not taken by the call')
-    if (referCall.state === 'answered') void notifyRefer(referCall, pending.referDialog, 603, 'Declined')
+    if (referCall.state === 'answered' && pending.referDialog) void notifyRefer(referCall, pending.referDialog, 603, 'Declined')
   }
 
   /**
@@ -1458,7 +1612,7 @@ export function createB2bua(deps: B2buaDeps) {
     const sideR = pending.side
     const transferorInP = dialogOf(p, sideR)!
     const transferorInQ = dialogOf(q, pending.consultSide)!
-    const target = dialogOf(q, other(pending.consultSide))!
+    const target = dialogOf(q, other(pending.consultSide))
     // The call to consult ends here (its machine ended it); its recording follows its call.transfer.
     q.state = 'ended'
     keepFigures(q)
@@ -1470,6 +1624,13 @@ export function createB2bua(deps: B2buaDeps) {
     if (q.recording) storeRecording(q, q.recording.stop())
     q.recording = undefined
     q.media.close()
+    q.consultOf = undefined
+    if (!target) {
+      // The consulted party was the sandbox's simulated far end: no leg to move; the transferring user is released all the same.
+      log?.warn({ call_id: p.id, consultation: q.id }, 'warm transfer to a simulated far end: nobody joins the held call')
+      bye(transferorInP)
+      return
+    }
     // The target takes the transferor's place on the primary call.
     target.sessionId ??= q.sessionId
     if (sideR === 'caller') {
@@ -1488,11 +1649,14 @@ export function createB2bua(deps: B2buaDeps) {
     }
     p.media.hold('caller', false)
     p.media.hold('callee', false)
-    // The referring dialog hears the outcome before its BYE (RFC 5589 §7); the other is hung up at once.
+    // The referring dialog hears the outcome before its BYE (RFC 5589 §7); the other is hung up at once. The API's warm
+    // transfer consulted on the held call's own dialog: one BYE.
     const referring = pending.referDialog
-    const quiet = referring === transferorInP ? transferorInQ : transferorInP
-    void notifyRefer(p, referring, 200, 'OK').then(() => bye(referring))
-    bye(quiet)
+    if (referring) {
+      const quiet = referring === transferorInP ? transferorInQ : transferorInP
+      void notifyRefer(p, referring, 200, 'OK').then(() => bye(referring))
+      bye(quiet)
+    } else bye(transferorInP)
     p.controls = p.controls
       .then(() => sendReInvite(p, sideR, 'sendrecv'))
       .catch((err) => log?.error({ err, call_id: p.id }, 're-INVITE of the transfer target failed'))
@@ -1520,6 +1684,10 @@ export function createB2bua(deps: B2buaDeps) {
     const c = notice.control
     if (c.command === 'hand_over') {
       handOver(call, c.primary)
+      return
+    }
+    if (c.command === 'consult') {
+      call.controls = call.controls.then(() => consultCall(call, c)).catch((err) => log?.error({ err, call_id: call.id }, 'consultation failed'))
       return
     }
     if (c.command === 'transfer') {
@@ -1893,6 +2061,14 @@ export function createB2bua(deps: B2buaDeps) {
     callEnded(callId: string) {
       const call = calls.get(callId)
       if (!call) return
+      if (call.consultOf) {
+        // The consultation was hung up (the API): the transferring user's phone goes back to the held call.
+        if (call.state === 'ringing') for (const f of call.forks) f.cancel()
+        else bye(call.callee)
+        backToHeldCall(call)
+        finish(call)
+        return
+      }
       if (call.state === 'ringing') call.answerCaller({ status: 487 })
       else {
         bye(call.caller)

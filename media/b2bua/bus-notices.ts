@@ -73,6 +73,8 @@ export type SipCallControl =
   | { command: 'transfer'; to: string; by: string; new_call_id: string }
   /** A phone's attended transfer completed on this call (its call to consult): its target takes the transferor's place on `primary`. */
   | { command: 'hand_over'; primary: string }
+  /** A warm transfer held this call: the transferring user's phone consults `to` on a new call (`consultation_call_id`). */
+  | { command: 'consult'; to: string; by: string; consultation_call_id: string }
 
 export interface SipCallControlNotice {
   call_id: string
@@ -80,7 +82,7 @@ export interface SipCallControlNotice {
   control: SipCallControl
 }
 
-const CONTROL_COMMANDS = new Set(['hold', 'resume', 'transfer', 'hand_over'])
+const CONTROL_COMMANDS = new Set(['hold', 'resume', 'transfer', 'hand_over', 'consult'])
 
 export function onSipCallControl(bus: Pick<Bus, 'subscribe'>, handle: (notice: SipCallControlNotice) => void): Unsubscribe {
   return bus.subscribe(SIP_CALL_CONTROL_SUBJECT, (data) => {
@@ -90,6 +92,12 @@ export function onSipCallControl(bus: Pick<Bus, 'subscribe'>, handle: (notice: S
       if (typeof notice.call_id !== 'string' || typeof notice.at !== 'string' || !c || !CONTROL_COMMANDS.has(c.command as string)) return
       if (c.command === 'transfer' && (typeof c.to !== 'string' || typeof c.by !== 'string' || typeof c.new_call_id !== 'string')) return
       if ((c.command as string) === 'hand_over' && typeof c.primary !== 'string') return
+      const consult = c as { command?: string; to?: unknown; by?: unknown; consultation_call_id?: unknown }
+      if (
+        consult.command === 'consult' &&
+        (typeof consult.to !== 'string' || typeof consult.by !== 'string' || typeof consult.consultation_call_id !== 'string')
+      )
+        return
       handle(notice as SipCallControlNotice)
     } catch {
       // Not a notice of this version.

@@ -33,6 +33,8 @@ export interface SipCallStart {
   emergency?: EmergencyCallInfo
   /** The call a blind transfer placed: the transferred call's id. */
   placed_by_transfer?: { related_call: string | null }
+  /** The consultation call of a warm transfer: the held call's id. */
+  consultation?: { related_call: string | null }
   /** The voicemail box a routed call's plan ends in: whose message it is. */
   voicemail_box?: { type: 'user' | 'shared'; id: string }
   /** The AI agent a routed call's plan ends with. */

@@ -65,7 +65,10 @@ export async function startUa(account: SipAccount, server: { port: number; host?
         const echo = ['via', 'from', 'to', 'call-id', 'cseq'].flatMap((h) =>
           (m.headers.get(h) ?? []).map((v) => `${h === 'call-id' ? 'Call-ID' : h[0]!.toUpperCase() + h.slice(1)}: ${v}`),
         )
-        send(['SIP/2.0 200 OK', ...echo, 'Content-Length: 0', '', ''].join('\r\n'))
+        // A re-INVITE (the B2BUA moving or holding our audio) is answered with our SDP.
+        const body = method === 'INVITE' ? sdp('sendrecv') : ''
+        const extra = method === 'INVITE' ? [`Contact: <sip:${account.username}@127.0.0.1:${port}>`, 'Content-Type: application/sdp'] : []
+        send(['SIP/2.0 200 OK', ...echo, ...extra, `Content-Length: ${Buffer.byteLength(body)}`, '', body].join('\r\n'))
       }
     }
     for (const w of [...waiters])
