@@ -331,20 +331,28 @@ describe.skipIf(!sipp || !sox)('attended transfer of a real call (REFER with Rep
   )
 })
 
+/**
+ * Alice's phone (a UA of the test's, answering re-INVITEs) calls Bob, who takes every re-INVITE until a BYE;
+ * then the API's warm transfer of that call to Carol, whose phone runs `carolScenario`.
+ */
+async function warmTransferStarted(carolScenario: string) {
+  const p = await threePhones()
+  const bobWaits = p.bobPhone('answer-reinvites-bye.xml')
+  const carolWaits = p.carolPhone(carolScenario)
+  const alice = await startUa(p.alice.account, { port: t.service.sip!.udpPort })
+  const toBob = await alice.call(p.bob.extension)
+  const primary = await p.answeredCall()
+  const warm = await t.call('POST', `/v1/calls/${primary}`, { ...p.a.c, body: { action: 'transfer', to: p.carol.user, mode: 'warm' } })
+  expect(warm.status).toBe(202)
+  return { p, alice, bobWaits, carolWaits, toBob, primary, consultation: warm.body.consultation_call_id as string }
+}
+
 describe.skipIf(!sipp || !sox)('warm transfer of a real call from the API', () => {
   test(
     'transfer mode warm: the user’s phone consults the target on a call of its own while the other party holds; complete_transfer hands the held party over',
     async () => {
-      const p = await threePhones()
-      const bobWaits = p.bobPhone('answer-reinvites-bye.xml')
-      const carolWaits = p.carolPhone('answer-reinvites-bye.xml')
-      const alice = await startUa(p.alice.account, { port: t.service.sip!.udpPort })
+      const { p, alice, bobWaits, carolWaits, toBob, primary, consultation } = await warmTransferStarted('answer-reinvites-bye.xml')
       try {
-        const toBob = await alice.call(p.bob.extension)
-        const primary = await p.answeredCall()
-        const warm = await t.call('POST', `/v1/calls/${primary}`, { ...p.a.c, body: { action: 'transfer', to: p.carol.user, mode: 'warm' } })
-        expect(warm.status).toBe(202)
-        const consultation = warm.body.consultation_call_id as string
         // Alice's phone is moved to the consultation's line (a re-INVITE), Carol's phone rings and answers.
         await alice.request(toBob, 'INVITE')
         await until('Carol answered the consultation', async () => (await p.a.calls()).find((c) => c.id === consultation && c.answered_at))
@@ -381,16 +389,8 @@ describe.skipIf(!sipp || !sox)('warm transfer of a real call from the API', () =
   test(
     'the consulted target is busy: the consultation ends busy, the user’s phone goes back to the held call, which the API resumes and hangs up',
     async () => {
-      const p = await threePhones()
-      const bobWaits = p.bobPhone('answer-reinvites-bye.xml')
-      const carolBusy = p.carolPhone('answer-busy.xml')
-      const alice = await startUa(p.alice.account, { port: t.service.sip!.udpPort })
+      const { p, alice, bobWaits, carolWaits: carolBusy, toBob, primary, consultation } = await warmTransferStarted('answer-busy.xml')
       try {
-        const toBob = await alice.call(p.bob.extension)
-        const primary = await p.answeredCall()
-        const warm = await t.call('POST', `/v1/calls/${primary}`, { ...p.a.c, body: { action: 'transfer', to: p.carol.user, mode: 'warm' } })
-        expect(warm.status).toBe(202)
-        const consultation = warm.body.consultation_call_id as string
         const ended = await until('the consultation ended', async () => (await p.a.calls()).find((c) => c.id === consultation && c.status), 30_000)
         expect(ended).toMatchObject({ status: 'busy', related_call: primary })
         // Two re-INVITEs to Alice's phone: onto the consultation's line, then back onto the held call's.

@@ -44,13 +44,13 @@ function queueHost() {
   return { host, notices }
 }
 
-/** A real caller arriving at a new queue whose one agent is available. */
-async function realCallerArrives(host: ActorHost, agent: string) {
+/** A real caller arriving at a new queue with one agent (available unless said otherwise). */
+async function realCallerArrives(host: ActorHost, agent: string, o: { status?: 'available' | 'offline'; maxWaitSeconds?: number } = {}) {
   const queueId = newId('queue')
   const callId = newId('call')
   const at = clock.now().toISOString()
   const h = queueHandoff(
-    { queue_id: queueId, queue_name: 'Help desk', max_wait_seconds: 120 },
+    { queue_id: queueId, queue_name: 'Help desk', max_wait_seconds: o.maxWaitSeconds ?? 120 },
     owner,
     {
       type: 'CALLER_ARRIVED',
@@ -58,7 +58,7 @@ async function realCallerArrives(host: ActorHost, agent: string) {
       from_number: '+15551230000',
       to_number: '+15557654321',
       attachment: { sip: { media_node: 'media-test' } },
-      agents: [{ user_id: agent, status: 'available' }],
+      agents: [{ user_id: agent, status: o.status ?? 'available' }],
       at,
     },
     newId('command'),
@@ -122,23 +122,7 @@ describe('queue actor: a real caller', () => {
   test('max wait: the caller times out with a notice (the media role goes on with the plan)', async () => {
     const { host, notices } = queueHost()
     // An agent who is logged out: nobody is offered the caller, who waits out max wait.
-    const queueId = newId('queue')
-    const callId = newId('call')
-    const h = queueHandoff(
-      { queue_id: queueId, queue_name: 'Help desk', max_wait_seconds: 30 },
-      owner,
-      {
-        type: 'CALLER_ARRIVED',
-        call_id: callId,
-        from_number: '+15551230000',
-        to_number: '+15557654321',
-        attachment: { sip: { media_node: 'media-test' } },
-        agents: [{ user_id: newId('user'), status: 'offline' }],
-        at: clock.now().toISOString(),
-      },
-      newId('command'),
-    )
-    await host.fire(await database.db.transaction((tx) => spawnInTx(tx, clock, QUEUE_KIND, queueId, h.input)))
+    const { queueId, callId } = await realCallerArrives(host, newId('user'), { status: 'offline', maxWaitSeconds: 30 })
     expect(notices).toEqual([])
     clock.advance(30_000)
     const [due] = await dueTimersOf(database.db, clock.now(), QUEUE_KIND, queueId)

@@ -1555,24 +1555,32 @@ export function createB2bua(deps: B2buaDeps) {
       return
     }
     log?.info({ call_id: consult.id, related_call: p.id, account: owner.accountId }, 'consultation')
-    if (!toUser) {
-      if (owner.mode === 'live') {
-        if (deps.trunkOutbound) void dialTrunk(consult, undefined, c.to, (await deps.directory.callerIdOf(owner.accountId)) ?? fromNumber)
-        else {
-          tell(consult, { type: 'FAIL', reason: 'no_carrier_trunk', at: at() })
-          backToHeldCall(consult)
-          finish(consult)
-        }
-        return
+    await reachTarget(consult, c.to, contacts, fromNumber, () => backToHeldCall(consult))
+  }
+
+  /**
+   * A leg the B2BUA placed (a transfer's, a consultation) reaches its target: a
+   * user's registered phones (their voicemail when none), a number: the sandbox's
+   * simulated far end or, for a live account, the carrier trunk. A live call with no
+   * trunk fails; `failed` releases what the call's caller side holds.
+   */
+  const reachTarget = async (call: Call, to: string, contacts: CalleeContact[], fromNumber: string, failed: () => void) => {
+    if (isE164(to)) {
+      if (call.owner.mode !== 'live') sandboxFarEnd(call, undefined, sandboxFarEndOf(to))
+      else if (deps.trunkOutbound) void dialTrunk(call, undefined, to, (await deps.directory.callerIdOf(call.owner.accountId)) ?? fromNumber)
+      else {
+        // No carrier trunk is configured (as for a phone dialling out in live mode).
+        tell(call, { type: 'FAIL', reason: 'no_carrier_trunk', at: at() })
+        failed()
+        finish(call)
       }
-      sandboxFarEnd(consult, undefined, sandboxFarEndOf(c.to))
       return
     }
     if (contacts.length === 0) {
-      void toVoicemail(consult, c.to)
+      void toVoicemail(call, to)
       return
     }
-    ring(consult, contacts, c.to, (tag) => `"${fromNumber}" <sip:${fromNumber}@${deps.host}>;tag=${tag}`, consult.toNumber)
+    ring(call, contacts, to, (tag) => `"${fromNumber}" <sip:${fromNumber}@${deps.host}>;tag=${tag}`, call.toNumber ?? to)
   }
 
   /** A consultation that ended without a hand-over: the transferring user's phone is moved back to the held call (still held). */
@@ -1822,26 +1830,7 @@ export function createB2bua(deps: B2buaDeps) {
     await quiet(media, 'callee')
     if (over(next)) return
     log?.info({ call_id: next.id, related_call: call.id, account: owner.accountId, contacts: contacts.length }, 'sip transfer')
-    if (!toUser) {
-      if (owner.mode === 'live') {
-        if (deps.trunkOutbound) {
-          void dialTrunk(next, undefined, c.to, (await deps.directory.callerIdOf(owner.accountId)) ?? fromNumber)
-          return
-        }
-        // No carrier trunk is configured (as for a phone dialling out in live mode).
-        tell(next, { type: 'FAIL', reason: 'no_carrier_trunk', at: at() })
-        bye(next.caller)
-        finish(next)
-        return
-      }
-      sandboxFarEnd(next, undefined, sandboxFarEndOf(c.to))
-      return
-    }
-    if (contacts.length === 0) {
-      void toVoicemail(next, c.to)
-      return
-    }
-    ring(next, contacts, c.to, (tag) => `"${fromNumber}" <sip:${fromNumber}@${deps.host}>;tag=${tag}`, next.toNumber)
+    await reachTarget(next, c.to, contacts, fromNumber, () => bye(next.caller))
   }
 
   /** The target of a transfer answered (or its voicemail did): the legs relay again, and a phone we held hears the other side. */

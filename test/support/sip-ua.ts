@@ -50,6 +50,8 @@ export async function startUa(account: SipAccount, server: { port: number; host?
   const host = server.host ?? '127.0.0.1'
   const socket = dgram.createSocket('udp4')
   await new Promise<void>((r) => socket.bind(0, '127.0.0.1', () => r()))
+  // A test that fails before close() must not keep the process alive.
+  socket.unref()
   const port = socket.address().port
   const received: UaMessage[] = []
   const waiters: { match: (m: UaMessage) => boolean; resolve: (m: UaMessage) => void }[] = []
