@@ -6,6 +6,8 @@
  *    (SIP_TRUNK_USERNAME/PASSWORD; sipp checks the answer), the carrier rings and
  *    answers, audio flows, the phone hangs up: an outbound call's events;
  *  - the carrier answers 486: the phone gets 486 and the call ends busy;
+ *  - the carrier plays early media (183 with SDP, audio): the phone gets our 183
+ *    (no 180), the relay open to the carrier's audio before the answer;
  *  - click-to-call (POST /v1/calls) to a public number from a live account: the
  *    user's phone rings and answers, then the call goes out on the trunk.
  * Sandbox calls never reach the trunk: the simulator is their far end
@@ -90,6 +92,24 @@ describe.skipIf(!sipp || !sox)('live calls to the PSTN go out on the carrier tru
       expectAllPassed(await aliceCalls, await trunk)
       const call = await endedCallTo(a, number)
       expect(call).toMatchObject({ direction: 'outbound', status: 'busy' })
+      await a.stop()
+    },
+    withSipp(90_000),
+  )
+
+  test(
+    'the carrier plays early media: the phone gets a 183 with our SDP instead of a 180, then the answer',
+    async () => {
+      const { a, alice } = await livePhone()
+      const number = '+15557654324'
+      const trunk = (await carrier('carrier-early-media.xml', ['unused'])).run
+      // The phone's scenario needs the 183 before the 200 (a 180 instead fails it).
+      const aliceCalls = alice.dial('call-extension-early.xml', number)
+      expectAllPassed(await aliceCalls, await trunk)
+      const call = await endedCallTo(a, number)
+      expect(call).toMatchObject({ direction: 'outbound', status: 'completed' })
+      const events = types(await a.eventsOf(call.id))
+      expect(events).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
       await a.stop()
     },
     withSipp(90_000),

@@ -1021,7 +1021,8 @@ export function createB2bua(deps: B2buaDeps) {
    * A live call to the PSTN, sent to the carrier trunk (SIP_TRUNK_OUTBOUND): an
    * INVITE for the number, with the caller ID in From; a digest challenge of the
    * carrier's is answered once with the trunk's credentials. The carrier's first 18x
-   * is the call's ringing (180 to the caller), its 200 the answer; unanswered within
+   * is the call's ringing (180 to the caller; a 183 with SDP: its early media is
+   * relayed, the caller gets our 183 instead), its 200 the answer; unanswered within
    * TRUNK_RING_TIMEOUT_S it is cancelled. 486/600/603 end the call busy, 480, 408, 487
    * and no answer no-answer, anything else failed (the carrier's status relayed).
    */
@@ -1043,9 +1044,17 @@ export function createB2bua(deps: B2buaDeps) {
     const send = (request: OutgoingRequest) => {
       const handle = deps.sip.sendInvite(target, request, {
         onProvisional: (response) => {
-          if (rang || call.state !== 'ringing' || (response.statusCode ?? 0) < 180) return
+          if (call.state !== 'ringing' || (response.statusCode ?? 0) < 180) return
+          // The carrier's early media (ringback, an announcement): relayed to the phone, which gets a 183 with our SDP once.
+          const early = readAudio(response.body)
+          const codec = early?.codecs[0]
+          if (early && codec && ctx) {
+            call.media.setCallee({ address: early.address, port: early.port, codec, dtmfPayloadType: early.dtmfPayloadType })
+            earlyMedia(call, ctx)
+          }
+          if (rang) return
           rang = true
-          ctx?.provisional({ status: 180 })
+          if (!call.earlyAnswer) ctx?.provisional({ status: 180 })
           tell(call, { type: 'RING', at: at() })
         },
         onRetransmitted2xx: (response) =>
