@@ -1263,7 +1263,8 @@ export function createB2bua(deps: B2buaDeps) {
 
   const byeReceived = (request: SipRequest): SipResponseSpec => {
     const found = bySipCallId.get(request.callId)
-    if (!found) return { status: 481 }
+    // A transferor's own BYE crossing ours (RFC 5589 has it hang up after the NOTIFY): the dialog is over, which it asked for.
+    if (!found) return releasedDialogs.delete(request.callId) ? { status: 200 } : { status: 481 }
     const { call, side } = found
     if (call.voicemail) {
       endVoicemail(call)
@@ -1291,6 +1292,14 @@ export function createB2bua(deps: B2buaDeps) {
   }
 
   const other = (side: 'caller' | 'callee') => (side === 'caller' ? 'callee' : 'caller')
+
+  /** Dialogs a transfer released (we BYE them): their own BYE is answered 200, not 481. The newest 1,000. */
+  const releasedDialogs = new Set<string>()
+  const releaseDialog = (d: Dialog) => {
+    bySipCallId.delete(d.callId)
+    releasedDialogs.add(d.callId)
+    if (releasedDialogs.size > 1_000) releasedDialogs.delete(releasedDialogs.values().next().value!)
+  }
   const dialogOf = (call: Call, side: 'caller' | 'callee') => (side === 'caller' ? call.caller : call.callee)
   const heldDirection = (d: Dialog | undefined) => d?.offer?.direction === 'sendonly' || d?.offer?.direction === 'inactive'
 
@@ -1645,6 +1654,7 @@ export function createB2bua(deps: B2buaDeps) {
     if (!target) {
       // The consulted party was the sandbox's simulated far end: no leg to move; the transferring user is released all the same.
       log?.warn({ call_id: p.id, consultation: q.id }, 'warm transfer to a simulated far end: nobody joins the held call')
+      releaseDialog(transferorInP)
       bye(transferorInP)
       return
     }
@@ -1654,7 +1664,8 @@ export function createB2bua(deps: B2buaDeps) {
       p.caller = target
       p.callerCodec = target.offer?.codecs[0] ?? p.callerCodec
     } else p.callee = target
-    bySipCallId.delete(transferorInP.callId)
+    releaseDialog(transferorInP)
+    releaseDialog(transferorInQ)
     bySipCallId.set(target.callId, { call: p, side: sideR })
     p.users[sideR] = q.users[other(pending.consultSide)]
     const offer = target.offer
@@ -1742,6 +1753,7 @@ export function createB2bua(deps: B2buaDeps) {
     // The old call has ended in the machine already: its recording follows its call.end.
     if (call.recording) storeRecording(call, call.recording.stop())
     call.recording = undefined
+    if (transferor) releaseDialog(transferor)
     const releaseTransferor = async () => {
       if (!transferor || pending?.transferorGone) return
       if (pending) await notifyRefer(call, transferor, 200, 'OK')
