@@ -11,6 +11,8 @@ import type { Db } from '../src/db/client'
 import type { Logger } from '../src/logger'
 import { forgetMediaNode, MEDIA_HEARTBEAT_MS, mediaHeartbeat } from '../src/services/calls/media-watchdog'
 import { registrarLine } from '../src/services/devices/registrations'
+import type { ClickToCallNotice } from '../src/services/calls/click-to-call'
+import { takeClickToCall, takeMissedClickToCalls } from '../src/services/calls/click-to-call-requests'
 import { storeCallQuality } from '../src/services/quality/call-quality'
 import { createB2bua, type B2bua } from './b2bua/b2bua'
 import { onClickToCall, onQueueCaller, onSipCallControl, onSipCallEnded } from './b2bua/bus-notices'
@@ -24,6 +26,10 @@ import type { DeviceTellWriter } from './device-tell-batcher'
 import { createPortPool } from './rtp'
 import { composeHandlers } from './sip/handlers'
 import { type SipServer, startSipServer } from './sip/server'
+
+/** How often a media process looks for click-to-calls whose notice it missed, and how old one must be (its notice still on its way). */
+export const CLICK_TO_CALL_POLL_MS = 2_000
+const CLICK_TO_CALL_NOTICE_GRACE_MS = 1_000
 
 export interface MediaRoleOptions {
   db: Db
@@ -112,8 +118,24 @@ export async function startMediaRole(o: MediaRoleOptions): Promise<MediaRole> {
   const stopCallEnded = onSipCallEnded(o.bus, (callId) => b2bua?.callEnded(callId))
   // Hold, resume and blind transfer the call machine took (the API's, or a phone's REFER): carried out on the legs here.
   const stopCallControl = onSipCallControl(o.bus, (notice) => b2bua?.control(notice))
-  // Click-to-call accepted by a gateway: this role rings the user's phones, then the destination.
-  const stopClickToCall = onClickToCall(o.bus, (notice) => b2bua?.clickToCall(notice))
+  // Click-to-call accepted by a gateway (recorded with its 202): the process that takes the request rings the user's
+  // phones, then the destination; a request whose notice no process heard is taken by the next poll of any of them.
+  const placeTaken = (notice: ClickToCallNotice | undefined) => {
+    if (notice) b2bua?.clickToCall(notice)
+  }
+  const stopClickToCall = onClickToCall(o.bus, (notice) => {
+    takeClickToCall(o.db, notice.request_id, o.clock.wallNow())
+      .then(placeTaken)
+      .catch((err) => o.log.error({ err }, 'click-to-call not taken'))
+  })
+  const missedClickToCalls = setInterval(() => {
+    takeMissedClickToCalls(o.db, o.clock.wallNow(), CLICK_TO_CALL_NOTICE_GRACE_MS)
+      .then(({ taken, dropped }) => {
+        if (dropped > 0) o.log.warn({ dropped }, 'click-to-calls no media process took in time: dropped')
+        for (const notice of taken) placeTaken(notice)
+      })
+      .catch((err) => o.log.error({ err }, 'missed click-to-calls not read'))
+  }, CLICK_TO_CALL_POLL_MS)
   // A queue's offers and timeouts for the real callers it holds: the agents' phones ring here.
   const stopQueueCaller = onQueueCaller(o.bus, (notice) => b2bua?.queueCaller(notice))
   o.log.info({ host: o.sipHost, udpPort: sip.udpPort, tcpPort: sip.tcpPort }, 'SIP listening')
@@ -126,6 +148,7 @@ export async function startMediaRole(o: MediaRoleOptions): Promise<MediaRole> {
       stopCallEnded()
       stopCallControl()
       stopClickToCall()
+      clearInterval(missedClickToCalls)
       stopQueueCaller()
       // Calls end with their events written before the sockets close (the phones get their BYE).
       await b2bua?.stop()

@@ -20,6 +20,9 @@ import { deviceFixtures } from './device-fixtures'
 import { until } from './support/polling'
 import { freePort } from './support/scratch-postgres'
 import { startTestService } from './support/service'
+import { recordClickToCall } from '../src/services/calls/click-to-call-requests'
+import { accounts } from '../src/db/schema'
+import { eq } from 'drizzle-orm'
 import { startWebhookReceiver } from './support/webhook-receiver'
 import { authOf as auth, expectAllPassed, runSipp as sippAgainst, type SipAccount, sipp, sipWorkFolder, sox, withSipp } from './support/sip-phones'
 
@@ -295,6 +298,36 @@ describe.skipIf(!sipp || !sox)('click-to-call (POST /v1/calls) rings real phones
       expect(events.map((e) => e.type)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
       expect(events[0].data).toMatchObject({ user_id: p.alice })
       expect(events[1].data.user_id).toBe(p.bob)
+    },
+    withSipp(90_000),
+  )
+
+  test(
+    'an accepted click-to-call whose bus notice was lost is still placed: a media process takes the recorded request on its poll',
+    async () => {
+      const p = await twoLines()
+      const callerPhone = await p.registerCallerWithSipp()
+      const calleePhone = await p.registerCalleeWithSipp()
+      const userAnswers = callerPhone('answer.xml')
+      const calleeAnswers = calleePhone('answer.xml')
+      // What POST /v1/calls commits with its 202, without the notice that normally follows it.
+      const [account] = await t.service.database.db.select().from(accounts).where(eq(accounts.id, p.c.account))
+      await recordClickToCall(
+        t.service.database.db,
+        {
+          owner: { platformId: account!.platformId, accountId: p.c.account, mode: 'test' },
+          plan: { kind: 'connect_internal', from_user_id: p.alice, ring_devices: [], to_user_id: p.bob, extension: p.callee.extension, caller_id: null },
+          at: new Date().toISOString(),
+        },
+        new Date(),
+      )
+      const id = await until('the destination answered', async () => {
+        const call = (await t.call('GET', '/v1/calls', p.c)).body.data?.[0]
+        return call?.answered_at ? (call.id as string) : undefined
+      })
+      expect((await t.call('POST', `/v1/calls/${id}`, { ...p.c, body: { action: 'hangup' } })).status).toBe(202)
+      expectAllPassed(await userAnswers, await calleeAnswers)
+      expect(await p.endedCall()).toMatchObject({ id, direction: 'internal', status: 'completed', user_id: p.bob })
     },
     withSipp(90_000),
   )

@@ -35,7 +35,8 @@ import { DateBound, Id, isE164 } from '../../src/schemas/common'
 import { assertUserOfAccount } from '../../src/services/accounts/users'
 import { createListener, endListener, getListener, listenerView, listListeners, reconcileListeners } from '../../src/services/calls/call-listeners'
 import { callLogPage, callView, getCall } from '../../src/services/calls/call-log'
-import { type ClickToCallPlan, planClickToCallRequest } from '../../src/services/calls/click-to-call'
+import { type ClickToCallNotice, planClickToCallRequest } from '../../src/services/calls/click-to-call'
+import { recordClickToCall } from '../../src/services/calls/click-to-call-requests'
 import { callTranscriptView, recordingDownloadView, recordingOfCall, recordingPauses } from '../../src/services/calls/recordings'
 import { noRegisteredDevices } from '../../src/services/calls/registered-devices'
 import type { GatewayDeps } from '../context'
@@ -135,20 +136,26 @@ export function callRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCon
       '/v1/calls',
       async ({ auth, body, mutate, log }) => {
         const account = auth.account!
-        let placed: ClickToCallPlan | undefined
+        let notice: ClickToCallNotice | undefined
         const response = await mutate(async (tx) => {
-          placed = await planClickToCallRequest(tx, account, body, registrar)
+          const placed = await planClickToCallRequest(tx, account, body, registrar)
+          // Recorded with the 202: a media process places it once it takes it (on the notice, or on its poll for missed ones).
+          if (placed.kind !== 'nothing')
+            notice = await recordClickToCall(
+              tx,
+              { owner: { platformId: account.platformId, accountId: account.id, mode: account.mode }, plan: placed, at: deps.clock.now().toISOString() },
+              deps.clock.wallNow(),
+            )
           return { resource: body.user, status: 202, body: null }
         })
         // After the commit: the media role rings the user's phones, then the destination (a replayed request places nothing again).
-        if (placed && placed.kind !== 'nothing') {
-          if (deps.placeClickToCall)
-            deps.placeClickToCall({
-              owner: { platformId: account.platformId, accountId: account.id, mode: account.mode },
-              plan: placed,
-              at: deps.clock.now().toISOString(),
-            })
-          else log.warn({ plan: placed.kind, user: placed.from_user_id }, 'click-to-call planned a call, but no media role is reachable to place it')
+        if (notice) {
+          if (deps.placeClickToCall) deps.placeClickToCall(notice)
+          else
+            log.warn(
+              { plan: notice.plan.kind, user: notice.plan.from_user_id },
+              'click-to-call recorded; no media role is told now (one takes it on its next poll)',
+            )
         }
         return withoutBody(response)
       },

@@ -44,15 +44,14 @@ export function clickToCallPublisher(bus: Pick<Bus, 'publish'>): (notice: ClickT
 }
 
 /**
- * The media role's side. Every media process hears it; the first version of this
- * takes it in each one, so a deployment runs click-to-call with one media process
- * (several would each ring the user's phones: noted for the load-balanced case).
+ * The media role's side. Every media process hears it; only the one that takes the
+ * recorded request (src/services/calls/click-to-call-requests.ts) places the call.
  */
 export function onClickToCall(bus: Pick<Bus, 'subscribe'>, handle: (notice: ClickToCallNotice) => void): Unsubscribe {
   return bus.subscribe(CLICK_TO_CALL_SUBJECT, (data) => {
     try {
       const notice = JSON.parse(data) as ClickToCallNotice
-      if (notice?.plan?.kind && notice.owner?.accountId) handle(notice)
+      if (typeof notice?.request_id === 'string' && notice.plan?.kind && notice.owner?.accountId) handle(notice)
     } catch {
       // Not a notice of this version.
     }

@@ -124,6 +124,27 @@ export const mediaNodes = pgTable('media_nodes', {
   heartbeatAt: ts('heartbeat_at').notNull(),
 })
 
+/**
+ * Click-to-calls the gateway accepted and no media process has taken yet: written
+ * with the request (the 202 promises it), taken (deleted) by the media process that
+ * places it, on the bus notice or on its poll for notices it missed. Rows older than
+ * a few seconds of ringing are dropped unplaced (src/services/calls/click-to-call-requests.ts).
+ */
+export const clickToCallRequests = pgTable(
+  'click_to_call_requests',
+  {
+    id: text('id').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id, { onDelete: 'cascade' }),
+    /** The notice as the media role takes it (src/services/calls/click-to-call.ts ClickToCallNotice). */
+    notice: jsonb('notice').notNull(),
+    /** Wall time: the freshness window is real seconds whatever VOICE_CLOCK_SPEED. */
+    createdAt: ts('created_at').notNull(),
+  },
+  (t) => [index('click_to_call_requests_created_idx').on(t.createdAt)],
+)
+
 /** One leg's RTP figures as kept: what the platform received from that side's phone; loss, jitter and MOS null when it received nothing. */
 export interface StoredLegQuality {
   packets_received: number

@@ -166,6 +166,8 @@ export async function planClickToCallRequest(
  * plans that place something travel.
  */
 export interface ClickToCallNotice {
+  /** The accepted request the media process must take before placing it (click-to-call-requests.ts). */
+  request_id: string
   owner: { platformId: string; accountId: string; mode: 'test' | 'live' }
   plan: Exclude<ClickToCallPlan, { kind: 'nothing' }>
   at: string
