@@ -8,7 +8,9 @@
  *  - an agent with no registered phone cannot take the call: the caller waits out the
  *    queue's max wait and goes on to its timeout target, a user whose phone answers;
  *  - the caller hangs up while an agent's phone rings: the queue reports the caller
- *    abandoned and the agent's phone gets CANCEL.
+ *    abandoned and the agent's phone gets CANCEL;
+ *  - an agent's phone that refuses at once (486) is not rung again before the
+ *    offer's ring time is over (no tight loop of offers).
  */
 import { describe, expect, test } from 'bun:test'
 import { until } from './support/polling'
@@ -99,6 +101,24 @@ describe.skipIf(!sipp || !sox)('real calls wait in queues', () => {
       expect(events.filter((e) => e.type === 'call.ringing').map((e) => e.data.user_id)).toEqual([bob.user])
       // The agent is free again: their presence leaves on_call.
       await until('Bob is available', async () => (await t.call('GET', `/v1/users/${bob.user}/presence`, a.c)).body.status === 'available')
+      await a.stop()
+    },
+    withSipp(90_000),
+  )
+
+  test(
+    'an agent’s phone that answers busy at once is offered the caller again only after the ring time, not in a loop',
+    async () => {
+      const a = await sipAccount(t, work, 1)
+      const [bob] = a.lines as [Account['lines'][0]]
+      const bobBusy = (await bob.register())('answer-busy.xml')
+      const queue = await queueOf(a, [bob.user])
+      const number = await numberRoutedTo(a.c, queue)
+      // The caller waits 4 s, well within the offer's 15 s of ringing, and gives up.
+      expectAllPassed(await carrierCall(work, 'trunk-call-cancel.xml', number), await bobBusy)
+      const call = await endedCallTo(a, number)
+      const events = await a.eventsOf(call.id, 'queue.call.abandoned')
+      expect(queueEvents(events).map((e) => e.type)).toEqual(['queue.call.queued', 'queue.call.dispatched', 'queue.call.abandoned'])
       await a.stop()
     },
     withSipp(90_000),

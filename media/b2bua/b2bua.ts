@@ -737,15 +737,17 @@ export function createB2bua(deps: B2buaDeps) {
       )
       const reachable = users.filter((u) => u.contacts.length > 0)
       const fromHeader = call.fromHeader ?? ((tag: string) => `<sip:${call.fromNumber ?? 'anonymous'}@${deps.host}>;tag=${tag}`)
-      // Nobody to ring (their phones left meanwhile): the offer rings out as if unanswered, not at once (the queue would offer again at once).
-      const end =
-        reachable.length > 0
-          ? await ringStep(call, reachable, OFFER_RING_SECONDS, fromHeader, call.toNumber ?? '')
-          : await new Promise<'no-answer'>((r) => after(call, OFFER_RING_SECONDS, () => r('no-answer')))
+      const end = reachable.length > 0 ? await ringStep(call, reachable, OFFER_RING_SECONDS, fromHeader, call.toNumber ?? '') : 'no-answer'
       if (end === 'answered') {
         tellQueue(call, queue.id, { type: 'AGENT_ANSWERED', call_id: call.id, user_id: call.users.callee!, offered_at, at: at() })
         queue.leave('answered')
-      } else if (call.state === 'ringing' && call.queue === queue) tellQueue(call, queue.id, { type: 'OFFER_ENDED', call_id: call.id, offered_at, at: at() })
+        return
+      }
+      // An offer that ends early (every phone busy at once, or none left to ring) ends when its ring time would have: the queue
+      // offers again at once, and phones that refuse at once would otherwise be rung in a tight loop.
+      const left = OFFER_RING_SECONDS - (deps.clock.now().getTime() - Date.parse(offered_at)) / 1000
+      if (left > 0) await new Promise<void>((r) => after(call, left, r))
+      if (call.state === 'ringing' && call.queue === queue) tellQueue(call, queue.id, { type: 'OFFER_ENDED', call_id: call.id, offered_at, at: at() })
     })().catch((err) => log?.error({ err, call_id: call.id }, 'queue offer failed'))
   }
 
