@@ -266,23 +266,31 @@ describe.skipIf(!sipp || !sox)('voicemail of a real call', () => {
   )
 })
 
+/** Both phones registered and answering; `place` asks for Alice's click-to-call to Bob; once Bob answered, the API hangs up. */
+async function clickToCallAnsweredThenHungUp(place: (p: Awaited<ReturnType<typeof twoLines>>) => Promise<void>) {
+  const p = await twoLines()
+  const callerPhone = await p.registerCallerWithSipp()
+  const calleePhone = await p.registerCalleeWithSipp()
+  const userAnswers = callerPhone('answer.xml')
+  const calleeAnswers = calleePhone('answer.xml')
+  await place(p)
+  const id = await until('the destination answered', async () => {
+    const call = (await t.call('GET', '/v1/calls', p.c)).body.data?.[0]
+    return call?.answered_at ? (call.id as string) : undefined
+  })
+  expect((await t.call('POST', `/v1/calls/${id}`, { ...p.c, body: { action: 'hangup' } })).status).toBe(202)
+  expectAllPassed(await userAnswers, await calleeAnswers)
+  return { p, id }
+}
+
 describe.skipIf(!sipp || !sox)('click-to-call (POST /v1/calls) rings real phones', () => {
   test(
     'the user’s phone rings first (no call.ringing for it), then the extension dialled; a hang-up through the API ends both',
     async () => {
-      const p = await twoLines()
-      const callerPhone = await p.registerCallerWithSipp()
-      const calleePhone = await p.registerCalleeWithSipp()
-      const userAnswers = callerPhone('answer.xml')
-      const calleeAnswers = calleePhone('answer.xml')
-      const placed = await t.call('POST', '/v1/calls', { ...p.c, body: { user: p.alice, dial_string: p.callee.extension } })
-      expect(placed.status).toBe(202)
-      const id = await until('the destination answered', async () => {
-        const call = (await t.call('GET', '/v1/calls', p.c)).body.data?.[0]
-        return call?.answered_at ? (call.id as string) : undefined
+      const { p, id } = await clickToCallAnsweredThenHungUp(async (p) => {
+        const placed = await t.call('POST', '/v1/calls', { ...p.c, body: { user: p.alice, dial_string: p.callee.extension } })
+        expect(placed.status).toBe(202)
       })
-      expect((await t.call('POST', `/v1/calls/${id}`, { ...p.c, body: { action: 'hangup' } })).status).toBe(202)
-      expectAllPassed(await userAnswers, await calleeAnswers)
       const log = await p.endedCall()
       expect(log).toMatchObject({
         id,
@@ -305,28 +313,19 @@ describe.skipIf(!sipp || !sox)('click-to-call (POST /v1/calls) rings real phones
   test(
     'an accepted click-to-call whose bus notice was lost is still placed: a media process takes the recorded request on its poll',
     async () => {
-      const p = await twoLines()
-      const callerPhone = await p.registerCallerWithSipp()
-      const calleePhone = await p.registerCalleeWithSipp()
-      const userAnswers = callerPhone('answer.xml')
-      const calleeAnswers = calleePhone('answer.xml')
-      // What POST /v1/calls commits with its 202, without the notice that normally follows it.
-      const [account] = await t.service.database.db.select().from(accounts).where(eq(accounts.id, p.c.account))
-      await recordClickToCall(
-        t.service.database.db,
-        {
-          owner: { platformId: account!.platformId, accountId: p.c.account, mode: 'test' },
-          plan: { kind: 'connect_internal', from_user_id: p.alice, ring_devices: [], to_user_id: p.bob, extension: p.callee.extension, caller_id: null },
-          at: new Date().toISOString(),
-        },
-        new Date(),
-      )
-      const id = await until('the destination answered', async () => {
-        const call = (await t.call('GET', '/v1/calls', p.c)).body.data?.[0]
-        return call?.answered_at ? (call.id as string) : undefined
+      const { p, id } = await clickToCallAnsweredThenHungUp(async (p) => {
+        // What POST /v1/calls commits with its 202, without the notice that normally follows it.
+        const [account] = await t.service.database.db.select().from(accounts).where(eq(accounts.id, p.c.account))
+        await recordClickToCall(
+          t.service.database.db,
+          {
+            owner: { platformId: account!.platformId, accountId: p.c.account, mode: 'test' },
+            plan: { kind: 'connect_internal', from_user_id: p.alice, ring_devices: [], to_user_id: p.bob, extension: p.callee.extension, caller_id: null },
+            at: new Date().toISOString(),
+          },
+          new Date(),
+        )
       })
-      expect((await t.call('POST', `/v1/calls/${id}`, { ...p.c, body: { action: 'hangup' } })).status).toBe(202)
-      expectAllPassed(await userAnswers, await calleeAnswers)
       expect(await p.endedCall()).toMatchObject({ id, direction: 'internal', status: 'completed', user_id: p.bob })
     },
     withSipp(90_000),

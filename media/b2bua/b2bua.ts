@@ -1615,6 +1615,23 @@ export function createB2bua(deps: B2buaDeps) {
       .catch((err) => log?.error({ err, call_id: p.id }, 're-INVITE back to the held call failed'))
   }
 
+  /**
+   * A call the machine ended by a transfer, whose legs live on in another call: its
+   * figures kept, its timers cleared, forgotten here, its recording stored (the
+   * record follows the event that ended it). Its media and dialogs are the caller's to hand on.
+   */
+  const endTransferred = (call: Call) => {
+    call.state = 'ended'
+    keepFigures(call)
+    for (const timer of callTimers.get(call.id) ?? []) clearTimeout(timer)
+    callTimers.delete(call.id)
+    calls.delete(call.id)
+    bySipCallId.delete(call.caller.callId)
+    if (call.callee) bySipCallId.delete(call.callee.callId)
+    if (call.recording) storeRecording(call, call.recording.stop())
+    call.recording = undefined
+  }
+
   /** The machine did not take the attended transfer in time: the REFER fails (NOTIFY 603) and both calls go on. */
   const handOverNotTaken = (p: Call, referCall: Call) => {
     const pending = p.handOver
@@ -1642,15 +1659,7 @@ export function createB2bua(deps: B2buaDeps) {
     const transferorInQ = dialogOf(q, pending.consultSide)!
     const target = dialogOf(q, other(pending.consultSide))
     // The call to consult ends here (its machine ended it); its recording follows its call.transfer.
-    q.state = 'ended'
-    keepFigures(q)
-    for (const timer of callTimers.get(q.id) ?? []) clearTimeout(timer)
-    callTimers.delete(q.id)
-    calls.delete(q.id)
-    bySipCallId.delete(q.caller.callId)
-    if (q.callee) bySipCallId.delete(q.callee.callId)
-    if (q.recording) storeRecording(q, q.recording.stop())
-    q.recording = undefined
+    endTransferred(q)
     q.media.close()
     q.consultOf = undefined
     if (!target) {
@@ -1745,16 +1754,8 @@ export function createB2bua(deps: B2buaDeps) {
     const transfereeSide = other(transferorSide)
     const transferor = dialogOf(call, transferorSide)
     const transferee = dialogOf(call, transfereeSide)
-    call.state = 'ended'
-    keepFigures(call)
-    for (const timer of callTimers.get(call.id) ?? []) clearTimeout(timer)
-    callTimers.delete(call.id)
-    calls.delete(call.id)
-    bySipCallId.delete(call.caller.callId)
-    if (call.callee) bySipCallId.delete(call.callee.callId)
     // The old call has ended in the machine already: its recording follows its call.end.
-    if (call.recording) storeRecording(call, call.recording.stop())
-    call.recording = undefined
+    endTransferred(call)
     if (transferor) releaseDialog(transferor)
     const releaseTransferor = async () => {
       if (!transferor || pending?.transferorGone) return
