@@ -37,6 +37,18 @@ describe('Refer-To (RFC 3515 §2.1)', () => {
     expect(parseReferTo(value)).toBeUndefined()
   })
 
+  test('any Replaces value: no throw, and a dialog it reads has all three parts, non-empty', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ maxLength: 120 }), fc.stringMatching(/^[^;]{0,10}(;(to|from)-tag=[^;]{0,5}){0,3}$/)), (raw) => {
+        const target = parseReferTo(`<sip:1003@10.0.0.1?Replaces=${encodeURIComponent(raw)}>`)
+        expect(target?.replaces).toBe(true)
+        const d = target?.replacesDialog
+        if (d) for (const part of [d.callId, d.toTag, d.fromTag]) expect(part.length).toBeGreaterThan(0)
+      }),
+      { numRuns: 2000 },
+    )
+  })
+
   test('it throws on no input, and what it accepts is a dialable user part', () => {
     fc.assert(
       fc.property(
