@@ -48,7 +48,7 @@
  *   BENCH_SIP_LIMIT       most exchanges or calls in flight per sipp (default 3000)
  *   BENCH_SIP_SIPP_ARGS   extra arguments for the measuring sipp runs, e.g. "-trace_msg" (with BENCH_KEEP_DATA=1
  *                         the files stay in the log folder)
- *   BENCH_SIP_RTP_CALLS   relayed-RTP calls at once (default 50; 0: none)
+ *   BENCH_SIP_RTP_CALLS   relayed-RTP calls at once (default 500; 0: none)
  *   BENCH_SIP_RTP_HOLD_MS how long each relayed-RTP call lasts (default 10000)
  *   BENCH_ONLY            register, calls and/or rtp (default all three)
  *   BENCH_BACKENDS        comma-separated: embedded, postgres (default both)
@@ -67,14 +67,18 @@ import { redact } from './lib/postgres'
 import { descendantsCpuSeconds } from './lib/process-tree'
 import { freePort, onCleanup, spawnLogged, stopChild } from './lib/processes'
 import { call, ROOT, sampleAccount, type Server, startServer } from './lib/service'
+import { watchUdpDrops, withReceiveBufferDefault } from './lib/udp-receive'
 import type { BenchContext } from './run'
 
-export const GOAL = { registersPerSec: 2000, callsPerSec: 500 }
+export const GOAL = { registersPerSec: 2000, callsPerSec: 500, relayCallsPerCore: 500, relayLoss: 0.001, relayAddedJitterMs: 5 }
 
 type Backend = 'embedded' | 'postgres'
 const BACKENDS: Backend[] = ['embedded', 'postgres']
 const LABEL: Record<Backend, string> = { embedded: 'embedded default (PostgreSQL of its own)', postgres: 'PostgreSQL server' }
 const SCENARIOS = join(ROOT, 'test/bench/sip')
+/** The service's RTP ports: below the ephemeral ports (Linux: 32768..60999), where the sipp ports come from, and above those of sipp's rtp_stream (8000 up). */
+const SERVICE_RTP_PORTS = { min: 12000, max: 19999 }
+const ECHO_RECEIVE_BUFFER = 4 * 1024 * 1024
 const LINES_PER_PHONE = 16
 /** A rate is kept up with when this share of it is achieved with no failure. */
 const KEPT_UP = 0.95
@@ -130,6 +134,19 @@ interface Step {
   keptUp: boolean
 }
 
+/** The relayed-RTP run: sipp's figures, and what says where the time and the packets went. */
+interface RelayRun {
+  step: Step
+  startedAt: number
+  calls: number
+  /** Cores the service used while every call was up and relaying (the set-ups and hang-ups outside it). */
+  steadyCores: number | undefined
+  /** Datagrams the kernel dropped at the service's RTP sockets (their receive buffers full); undefined without /proc. */
+  serviceDrops: number | undefined
+  /** ...and at the load generator's echo socket: loss the B2BUA measures but did not cause. */
+  echoDrops: number | undefined
+}
+
 interface Outcome {
   backend: Backend
   where: string
@@ -140,7 +157,7 @@ interface Outcome {
   callsError?: string
   uasFailed?: number
   callLog?: Record<string, number>
-  rtp?: Step
+  rtp?: RelayRun
   quality?: Quality
   /** Seconds after the call run until the service (and its database) used under 10 % of a core. */
   drainS?: number
@@ -529,7 +546,7 @@ async function callsRun(o: {
   workDir: string
   logDir: string
   want: (what: string) => boolean
-}): Promise<{ steps: Step[]; uasFailed?: number; rtp?: { step: Step; startedAt: number } }> {
+}): Promise<{ steps: Step[]; uasFailed?: number; rtp?: RelayRun }> {
   const servicePid = o.service.child.proc.pid
   // The callee lines register from the port their answering sipp then listens on.
   const uasPort = await freePort()
@@ -597,42 +614,55 @@ async function callsRun(o: {
   }
   if (waiting.length > 0) throw new Error(`${waiting.length} of ${o.pairs.length} callees not available 30 s after registering`)
 
-  /** One sipp answering every call on that port (bounded by its own timeout); `rtp`: it echoes the audio it gets. */
+  /**
+   * One sipp answering every call on that port (bounded by its own timeout); `rtp`: it
+   * echoes the audio it gets, on one socket for every call, which gets a 4 MiB receive
+   * buffer where the kernel's default can be raised (with the default 208 KiB a sipp
+   * starved of CPU drops ~1 % of 500 calls' audio there, the relay none).
+   */
   const startUas = async (rtp: boolean, timeoutS: number) => {
     const dir = mkdtempSync(join(o.workDir, rtp ? 'uas-rtp-' : 'uas-'))
-    const child = spawnLogged(
-      rtp ? 'sipp-uas-rtp' : 'sipp-uas',
-      sippCommand(o.sipPort, 'uas.xml', [
-        '-p',
-        String(uasPort),
-        '-mi',
-        '127.0.0.1',
-        '-mp',
-        String(await freePort()),
-        ...(rtp ? ['-rtp_echo'] : []),
-        '-timeout',
-        `${Math.ceil(timeoutS)}s`,
-        '-trace_stat',
-        '-stf',
-        join(dir, 'stat.csv'),
-        '-fd',
-        '1',
-        '-trace_err',
-        '-error_file',
-        join(dir, 'errors.log'),
-      ]),
-      { cwd: dir, logFile: join(o.logDir, rtp ? 'sipp-uas-rtp.log' : 'sipp-uas.log') },
-    )
-    await Bun.sleep(300) // the UAS binds its port before the first call rings it
-    if (child.proc.exitCode !== null) throw new Error(`the answering sipp exited at once:\n${child.tail()}`)
+    const mediaPort = await freePort()
+    let child: ReturnType<typeof spawnLogged> | undefined
+    const spawn = async () => {
+      child = spawnLogged(
+        rtp ? 'sipp-uas-rtp' : 'sipp-uas',
+        sippCommand(o.sipPort, 'uas.xml', [
+          '-p',
+          String(uasPort),
+          '-mi',
+          '127.0.0.1',
+          '-mp',
+          String(mediaPort),
+          ...(rtp ? ['-rtp_echo'] : []),
+          '-timeout',
+          `${Math.ceil(timeoutS)}s`,
+          '-trace_stat',
+          '-stf',
+          join(dir, 'stat.csv'),
+          '-fd',
+          '1',
+          '-trace_err',
+          '-error_file',
+          join(dir, 'errors.log'),
+        ]),
+        { cwd: dir, logFile: join(o.logDir, rtp ? 'sipp-uas-rtp.log' : 'sipp-uas.log') },
+      )
+      await Bun.sleep(300) // the UAS binds its port before the first call rings it
+    }
+    let echoBuffer = false
+    if (rtp) echoBuffer = await withReceiveBufferDefault(ECHO_RECEIVE_BUFFER, spawn)
+    else await spawn()
+    const uas = child!
+    if (uas.proc.exitCode !== null) throw new Error(`the answering sipp exited at once:\n${uas.tail()}`)
     /** Stops it; the calls it counted failed. */
     const stop = async () => {
-      await stopChild(child)
+      await stopChild(uas)
       const failed = statNumber(readSippFiles(dir).stat, 'FailedCall(C)')
       if (!ctxKeep) rmSync(dir, { recursive: true, force: true })
       return Number.isFinite(failed) ? failed : undefined
     }
-    return { child, stop }
+    return { stop, mediaPort, echoBuffer }
   }
 
   const injection = join(o.workDir, 'callers.csv')
@@ -674,22 +704,26 @@ async function callsRun(o: {
   }
 
   // Relayed audio: rtpCalls calls at once, each playing µ-law both ways through the B2BUA for rtpHoldMs.
-  let rtp: { step: Step; startedAt: number } | undefined
+  let rtp: RelayRun | undefined
   if (o.want('rtp') && o.s.rtpCalls > 0) {
     const holdS = o.s.rtpHoldMs / 1000
     const uas = await startUas(true, holdS + 60)
     try {
       const rate = Math.max(1, Math.ceil(o.s.rtpCalls / 5))
+      const rampS = o.s.rtpCalls / rate
       console.log(
         `\n=== relayed RTP: ${o.s.rtpCalls} calls started at ${rate}/s, each held ${num(holdS, 1)} s with µ-law from the caller, echoed by the callee (50 packets/s each way) ===`,
       )
+      if (!uas.echoBuffer) console.log('  (the echo socket keeps the kernel default receive buffer: not root; its drops count as loss)')
       const startedAt = Date.now()
+      const drops = watchUdpDrops()
+      const steady = steadyCores(servicePid, rampS + 1.5, Math.min(5, holdS - 2.5))
       const s = await step({
         servicePid,
         sipPort: o.sipPort,
         scenario: 'uac-rtp.xml',
         rate,
-        stepS: o.s.rtpCalls / rate,
+        stepS: rampS,
         limit: o.s.limit,
         injection,
         args: ['-auth_uri', '100@127.0.0.1', '-d', String(o.s.rtpHoldMs)],
@@ -705,7 +739,21 @@ async function callsRun(o: {
         },
       })
       printStep('calls', s)
-      rtp = { step: s, startedAt }
+      const byPort = drops.stop()
+      let serviceDrops: number | undefined
+      if (byPort) {
+        serviceDrops = 0
+        for (const [port, n] of byPort) if (port >= SERVICE_RTP_PORTS.min && port <= SERVICE_RTP_PORTS.max) serviceDrops += n
+      }
+      rtp = {
+        step: s,
+        startedAt,
+        calls: o.s.rtpCalls,
+        steadyCores: await steady,
+        serviceDrops,
+        echoDrops: byPort?.get(uas.mediaPort) ?? (byPort ? 0 : undefined),
+      }
+      console.log(`  ${relayLine(rtp)}`)
     } finally {
       const failed = await uas.stop()
       if (failed) uasFailed = (uasFailed ?? 0) + failed
@@ -731,12 +779,49 @@ interface Quality {
   lost: number | string | null
   caller_lost: number | string | null
   callee_lost: number | string | null
+  /** Jitter of what the callers send (sipp's own pacing), and of what comes back through the relay and sipp's echo. */
+  caller_jitter_p99: number | string | null
+  callee_jitter_p99: number | string | null
 }
 
 const n = (v: number | string | null | undefined) => (v === null || v === undefined ? Number.NaN : Number(v))
 
 function qualityLine(q: Quality): string {
-  return `${num(q.calls)} calls with media figures (${num(q.missing_audio)} with a leg that got no RTP): loss avg ${num(n(q.loss_avg) * 100, 3)} %, max ${num(n(q.loss_max) * 100, 3)} % (${num(n(q.lost))} of ${num(n(q.received) + n(q.lost))} packets; lost on the caller's leg ${num(n(q.caller_lost))}, on the callee's, its echo, ${num(n(q.callee_lost))}); jitter p50 ${num(n(q.jitter_p50), 2)} ms, p99 ${num(n(q.jitter_p99), 2)} ms, max ${num(n(q.jitter_max), 2)} ms; MOS avg ${num(n(q.mos_avg), 2)}, min ${num(n(q.mos_min), 2)}`
+  return `${num(q.calls)} calls with media figures (${num(q.missing_audio)} with a leg that got no RTP): loss avg ${num(n(q.loss_avg) * 100, 3)} %, max ${num(n(q.loss_max) * 100, 3)} % (${num(n(q.lost))} of ${num(n(q.received) + n(q.lost))} packets; lost on the caller's leg ${num(n(q.caller_lost))}, on the callee's, its echo, ${num(n(q.callee_lost))}); jitter p50 ${num(n(q.jitter_p50), 2)} ms, p99 ${num(n(q.jitter_p99), 2)} ms, max ${num(n(q.jitter_max), 2)} ms (p99 from the callers ${num(n(q.caller_jitter_p99), 2)} ms, back through the relay and the echo ${num(n(q.callee_jitter_p99), 2)} ms); MOS avg ${num(n(q.mos_avg), 2)}, min ${num(n(q.mos_min), 2)}`
+}
+
+/** Cores the process uses over `forS` seconds starting `afterS` seconds from now (undefined if forS < 1). */
+async function steadyCores(pid: number, afterS: number, forS: number): Promise<number | undefined> {
+  if (forS < 1) return undefined
+  await Bun.sleep(afterS * 1000)
+  const c0 = cpuSeconds(pid)
+  const t0 = performance.now()
+  await Bun.sleep(forS * 1000)
+  const c1 = cpuSeconds(pid)
+  return c0 !== undefined && c1 !== undefined ? (c1 - c0) / ((performance.now() - t0) / 1000) : undefined
+}
+
+function relayLine(r: RelayRun): string {
+  const perCore = r.steadyCores ? r.calls / r.steadyCores : undefined
+  return `relaying ${num(r.calls)} calls: service ${num(r.steadyCores, 2)} cores with every call up (${num(perCore)} calls per core at that cost); datagrams the kernel dropped: at the service's RTP sockets ${num(r.serviceDrops)}, at sipp's echo socket ${num(r.echoDrops)}`
+}
+
+/**
+ * The relay goal: ≥ 500 calls per core, loss < 0.1 % and added jitter < 5 ms. The loss
+ * is the B2BUA's own count less what the load generator's echo socket dropped; the
+ * added jitter, that of the echoed audio less that of the callers' own (an upper
+ * bound: sipp's echo adds its share).
+ */
+function relayVerdict(r: RelayRun, q: Quality | undefined): { pass: boolean; line: string } {
+  const perCore = r.steadyCores ? r.calls / r.steadyCores : 0
+  const total = q ? n(q.received) + n(q.lost) : Number.NaN
+  const loss = q ? Math.max(0, n(q.lost) - (r.echoDrops ?? 0)) / total : Number.NaN
+  const added = q ? n(q.callee_jitter_p99) - n(q.caller_jitter_p99) : Number.NaN
+  const pass = r.calls >= GOAL.relayCallsPerCore && perCore >= GOAL.relayCallsPerCore && loss < GOAL.relayLoss && added < GOAL.relayAddedJitterMs
+  return {
+    pass,
+    line: `${num(r.calls)} calls, ${num(perCore)} per core; loss not caused by the load generator ${num(loss * 100, 3)} %; jitter p99 added by the relay and the echo ${num(added, 2)} ms; goal ≥ ${num(GOAL.relayCallsPerCore)} calls per core, loss < ${num(GOAL.relayLoss * 100, 1)} %, added jitter < ${num(GOAL.relayAddedJitterMs)} ms: ${pass ? 'PASS' : 'MISS'}`,
+  }
 }
 
 /** Seconds until the process and its children use under 10 % of a core over half a second (NaN past limitMs). */
@@ -803,10 +888,8 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings, want
         NATS_URL: '',
         SIP_HOST: '127.0.0.1',
         SIP_PORT: String(sipPort),
-        // Below the ephemeral ports (Linux: 32768..60999), where the sipp ports come from, and
-        // above those of sipp's rtp_stream (8000 up).
-        RTP_PORT_MIN: '12000',
-        RTP_PORT_MAX: '19999',
+        RTP_PORT_MIN: String(SERVICE_RTP_PORTS.min),
+        RTP_PORT_MAX: String(SERVICE_RTP_PORTS.max),
         VOICE_ADMIN_TOKEN: adminToken,
         RATE_LIMIT_PER_SECOND: '0',
         LOG_LEVEL: 'warn',
@@ -836,7 +919,7 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings, want
         const r = await callsRun({ service, key, sipPort, pairs, s, workDir, logDir: ctx.logDir, want })
         if (want('calls')) outcome.calls = r.steps
         outcome.uasFailed = r.uasFailed
-        outcome.rtp = r.rtp?.step
+        outcome.rtp = r.rtp
         rtpStartedAt = r.rtp?.startedAt
       } catch (e) {
         outcome.callsError = e instanceof Error ? e.message : String(e)
@@ -865,7 +948,9 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings, want
                      avg(mos) as mos_avg, min(mos) as mos_min,
                      sum((caller->>'packets_received')::bigint + (callee->>'packets_received')::bigint)::bigint as received,
                      sum((caller->>'packets_lost')::bigint + (callee->>'packets_lost')::bigint)::bigint as lost,
-                     sum((caller->>'packets_lost')::bigint)::bigint as caller_lost, sum((callee->>'packets_lost')::bigint)::bigint as callee_lost
+                     sum((caller->>'packets_lost')::bigint)::bigint as caller_lost, sum((callee->>'packets_lost')::bigint)::bigint as callee_lost,
+                     percentile_cont(0.99) within group (order by (caller->>'jitter_ms')::float8) as caller_jitter_p99,
+                     percentile_cont(0.99) within group (order by (callee->>'jitter_ms')::float8) as callee_jitter_p99
                    from call_quality where ended_at >= to_timestamp(${rtpStartedAt / 1000})`,
                 )
               )[0],
@@ -912,7 +997,7 @@ export async function run(ctx: BenchContext): Promise<void> {
     holdMs: intEnv('BENCH_SIP_HOLD_MS', 1000),
     stepS: intEnv('BENCH_SIP_STEP_S', 5, 1),
     limit: intEnv('BENCH_SIP_LIMIT', 3000, 1),
-    rtpCalls: intEnv('BENCH_SIP_RTP_CALLS', 50),
+    rtpCalls: intEnv('BENCH_SIP_RTP_CALLS', 500),
     rtpHoldMs: intEnv('BENCH_SIP_RTP_HOLD_MS', 10_000, 1),
   }
   const only = ctx.only ?? ['register', 'calls', 'rtp']
@@ -955,19 +1040,23 @@ export async function run(ctx: BenchContext): Promise<void> {
       )
       if (o.calls?.length) lines.push(cpuLine('call', o.calls))
       if (o.callLog) {
-        const attempted = [...(o.calls ?? []), ...(o.rtp ? [o.rtp] : [])].reduce((n, s) => n + s.attempted, 0)
+        const attempted = [...(o.calls ?? []), ...(o.rtp ? [o.rtp.step] : [])].reduce((n, s) => n + s.attempted, 0)
         lines.push(
           `    call log ${JSON.stringify(o.callLog)} for ${num(attempted)} calls placed${o.uasFailed ? `; the answering sipp counted ${o.uasFailed} failed` : ''}`,
         )
       }
     }
     if (want('rtp') && (o.rtp || o.quality)) {
+      const step = o.rtp?.step
       lines.push(
-        `  relayed RTP (${label})  ${num(o.rtp?.succeeded)} of ${num(o.rtp?.attempted)} calls with audio both ways (${num(o.rtp?.failed)} failed, service ${num(o.rtp?.serviceCores, 2)} cores while they ran)${o.quality ? `; ${qualityLine(o.quality)}` : ''}`,
+        `  relayed RTP (${label})  ${num(step?.succeeded)} of ${num(step?.attempted)} calls with audio both ways (${num(step?.failed)} failed, service ${num(step?.serviceCores, 2)} cores while they were set up, relayed and ended)${o.quality ? `; ${qualityLine(o.quality)}` : ''}`,
       )
+      if (o.rtp) lines.push(`    ${relayLine(o.rtp)}`, `    ${relayVerdict(o.rtp, o.quality).line}`)
     }
   }
-  console.log(`\ngoal: ≥ ${num(GOAL.registersPerSec)} REGISTERs/s with digest; ≥ ${num(GOAL.callsPerSec)} calls/s through the B2BUA with no failed call`)
+  console.log(
+    `\ngoal: ≥ ${num(GOAL.registersPerSec)} REGISTERs/s with digest; ≥ ${num(GOAL.callsPerSec)} calls/s through the B2BUA with no failed call; ≥ ${num(GOAL.relayCallsPerCore)} relayed calls per core, loss < ${num(GOAL.relayLoss * 100, 1)} %, added jitter < ${num(GOAL.relayAddedJitterMs)} ms`,
+  )
   for (const l of lines) console.log(l)
   if (existsSync(ctx.logDir)) console.log(`(service and sipp logs in ${ctx.logDir})`)
 }
