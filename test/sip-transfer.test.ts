@@ -22,7 +22,7 @@ import { parseReferTo } from '../media/sip/refer'
 import { until } from './support/polling'
 import { startTestService } from './support/service'
 import { expectAllPassed, sipAccount, sipWorkFolder, sipp, sox, withSipp } from './support/sip-phones'
-import { startUa } from './support/sip-ua'
+import { startUa, type UaMessage } from './support/sip-ua'
 
 const t = await startTestService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: '1' })
 const work = sipWorkFolder('sip-transfer-')
@@ -351,13 +351,18 @@ async function warmTransferStarted(carolScenario: string) {
 
 describe.skipIf(!sipp || !sox)('warm transfer of a real call from the API', () => {
   test(
-    'transfer mode warm: the user’s phone consults the target on a call of its own while the other party holds; complete_transfer hands the held party over',
+    'transfer mode warm: the user’s phone consults the target on a call of its own while the other party holds (its own hold and resume are the consultation’s); complete_transfer hands the held party over',
     async () => {
       const { p, alice, bobWaits, carolWaits, toBob, primary, consultation } = await warmTransferStarted('answer-reinvites-bye.xml')
       try {
         // Alice's phone is moved to the consultation's line (a re-INVITE), Carol's phone rings and answers.
-        await alice.request(toBob, 'INVITE')
+        const moved = await alice.request(toBob, 'INVITE')
         await until('Carol answered the consultation', async () => (await p.a.calls()).find((c) => c.id === consultation && c.answered_at))
+        // Alice's phone holds and resumes in its one dialog: answered from the consultation's line, the held call left as it is.
+        const port = (m: UaMessage) => /^m=audio (\d+)/m.exec(m.body)?.[1]
+        expect(port(moved)).toBeDefined()
+        expect(port(await alice.hold(toBob, p.bob.extension, 'sendonly'))).toBe(port(moved))
+        expect(port(await alice.hold(toBob, p.bob.extension, 'sendrecv'))).toBe(port(moved))
         expect((await t.call('POST', `/v1/calls/${consultation}`, { ...p.a.c, body: { action: 'complete_transfer' } })).status).toBe(202)
         // Alice is released; Bob and Carol talk on the first call until the API hangs it up.
         await alice.request(toBob, 'BYE')

@@ -1241,7 +1241,7 @@ export function createB2bua(deps: B2buaDeps) {
   const reInvite = async (request: SipRequest): Promise<SipResponseSpec> => {
     const found = bySipCallId.get(request.callId)
     if (found?.call.state !== 'answered') return { status: 481 }
-    const { call, side } = found
+    const { call, side } = phoneCallOf(found)
     const d = side === 'caller' ? call.caller : call.callee!
     d.cseq = Math.max(d.cseq, 0)
     const offer = readAudio(request.body)
@@ -1255,12 +1255,25 @@ export function createB2bua(deps: B2buaDeps) {
         if (side === 'caller') call.media.setCaller(remote)
         else call.media.setCallee(remote)
       }
-      if (holds !== wasHeld) {
+      // A consultation still ringing has nobody to hold: the phone's offer is answered and kept.
+      if (holds !== wasHeld && call.state === 'answered') {
         call.media.hold(side === 'caller' ? 'callee' : 'caller', holds, holds ? await holdMusicFor(call.owner.accountId) : undefined)
         tell(call, { type: holds ? 'HOLD' : 'RESUME', by_phone: true, at: at() })
       }
     }
     return { status: 200, headers: [['Contact', contactOf(d.via.transport)]], ...sdpBody(ourAnswer(call, side)) }
+  }
+
+  /**
+   * The call a phone's dialog carries now. During the API's warm transfer the
+   * transferring user's phone talks on the consultation call, though its dialog stays
+   * the held call's (it goes back there if the consultation ends without a hand-over):
+   * its re-INVITEs (hold, resume, a moved address) belong to the consultation.
+   */
+  const phoneCallOf = (found: { call: Call; side: 'caller' | 'callee' }): { call: Call; side: 'caller' | 'callee' } => {
+    const pending = found.call.handOver
+    const q = pending?.consult
+    return q?.consultOf === found.call && pending!.side === found.side && q.state !== 'ended' ? { call: q, side: 'caller' } : found
   }
 
   const byeReceived = (request: SipRequest): SipResponseSpec => {

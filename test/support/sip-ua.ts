@@ -180,14 +180,15 @@ export async function startUa(account: SipAccount, server: { port: number; host?
       ack(d, 2, uri)
       return d
     },
-    /** A re-INVITE holding the other party (a=sendonly), answered and acknowledged. */
-    async hold(d: UaDialog, extension: string) {
+    /** A re-INVITE holding the other party (a=sendonly) or taking it off hold (sendrecv), answered and acknowledged; the 200. */
+    async hold(d: UaDialog, extension: string, direction: 'sendonly' | 'sendrecv' = 'sendonly'): Promise<UaMessage> {
       const uri = `sip:${extension}@${account.domain}`
       const cseq = ++d.cseq
-      send(request({ method: 'INVITE', uri, from: d.from, to: d.to, callId: d.callId, cseq, body: sdp('sendonly') }))
+      send(request({ method: 'INVITE', uri, from: d.from, to: d.to, callId: d.callId, cseq, body: sdp(direction) }))
       const answer = await finalResponse(d.callId, cseq, 'INVITE')
       if (statusOf(answer) !== 200) throw new Error(`re-INVITE answered ${answer.firstLine}`)
       ack(d, cseq, uri)
+      return answer
     },
     /** REFER in `d` to `target` (an extension), replacing `replaced` (RFC 3891 tags from the target's side: to-tag theirs, from-tag ours). */
     async referReplacing(d: UaDialog, extension: string, target: string, replaced: UaDialog): Promise<number> {
