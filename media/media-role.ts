@@ -26,6 +26,7 @@ import type { DeviceTellWriter } from './device-tell-batcher'
 import { createPortPool } from './rtp'
 import { composeHandlers } from './sip/handlers'
 import { type SipServer, startSipServer } from './sip/server'
+import { startTrunkRegistration, type TrunkRegistration } from './sip/trunk-registration'
 
 /** How often a media process looks for click-to-calls whose notice it missed, and how old one must be (its notice still on its way). */
 export const CLICK_TO_CALL_POLL_MS = 2_000
@@ -59,6 +60,8 @@ export interface MediaRoleOptions {
 export interface MediaRole {
   sip: SipServer
   b2bua: B2bua
+  /** With SIP_TRUNK_REGISTER: the registration with the carrier trunk. */
+  trunkRegistration?: TrunkRegistration
   stop(): Promise<void>
 }
 
@@ -105,7 +108,8 @@ export async function startMediaRole(o: MediaRoleOptions): Promise<MediaRole> {
     recordings: o.recordings,
     route: o.route,
     queues: o.queues,
-    trunkSources: new Set(o.trunkSources ?? []),
+    // A trunk we register with sends its inbound calls from its own address.
+    trunkSources: new Set([...(o.trunkSources ?? []), ...(o.trunkOutbound?.register ? [o.trunkOutbound.address] : [])]),
     trunkOutbound: o.trunkOutbound,
     // The call's media figures, kept for GET /v1/quality/summary and worst-calls.
     onMediaFinished: (m) => void storeCallQuality(o.db, m, o.clock.now()).catch((err) => o.log.error({ err, call_id: m.call_id }, 'call quality not stored')),
@@ -139,10 +143,15 @@ export async function startMediaRole(o: MediaRoleOptions): Promise<MediaRole> {
   // A queue's offers and timeouts for the real callers it holds: the agents' phones ring here.
   const stopQueueCaller = onQueueCaller(o.bus, (notice) => b2bua?.queueCaller(notice))
   o.log.info({ host: o.sipHost, udpPort: sip.udpPort, tcpPort: sip.tcpPort }, 'SIP listening')
+  const trunk = o.trunkOutbound
+  const registration: TrunkRegistration | undefined =
+    trunk?.register && trunk.credentials ? startTrunkRegistration({ trunk: { ...trunk, credentials: trunk.credentials }, sip, log: o.log }) : undefined
   return {
     sip,
     b2bua,
+    trunkRegistration: registration,
     async stop() {
+      await registration?.stop()
       clearInterval(beat)
       stopCheckSync()
       stopCallEnded()

@@ -25,7 +25,7 @@ describe('media settings (SIP_HOST, SIP_PORT, RTP_PORT_MIN, RTP_PORT_MAX)', () =
     )
   })
 
-  test('SIP_TRUNK_OUTBOUND: an IP address with an optional port and transport, credentials together; none by default', () => {
+  test('SIP_TRUNK_OUTBOUND: an IP address with an optional port and transport, credentials together, registration with them; none by default', () => {
     expect(loadConfig({}).sipTrunkOutbound).toBeUndefined()
     expect(loadConfig({ SIP_TRUNK_OUTBOUND: '203.0.113.5' }).sipTrunkOutbound).toEqual({ address: '203.0.113.5', port: 5060, transport: 'udp' })
     expect(
@@ -36,6 +36,13 @@ describe('media settings (SIP_HOST, SIP_PORT, RTP_PORT_MIN, RTP_PORT_MAX)', () =
     bad({ SIP_TRUNK_OUTBOUND: '203.0.113.5;transport=tls' }, /SIP_TRUNK_OUTBOUND must be an IP address/)
     bad({ SIP_TRUNK_OUTBOUND: '203.0.113.5', SIP_TRUNK_USERNAME: 'acme' }, /go together/)
     bad({ SIP_TRUNK_PASSWORD: 'secret-pass' }, /need SIP_TRUNK_OUTBOUND/)
+    // SIP_TRUNK_REGISTER: with the trunk's credentials only.
+    expect(
+      loadConfig({ SIP_TRUNK_OUTBOUND: '203.0.113.5', SIP_TRUNK_USERNAME: 'acme', SIP_TRUNK_PASSWORD: 's3cret', SIP_TRUNK_REGISTER: '1' }).sipTrunkOutbound,
+    ).toEqual({ address: '203.0.113.5', port: 5060, transport: 'udp', credentials: { username: 'acme', password: 's3cret' }, register: true })
+    bad({ SIP_TRUNK_OUTBOUND: '203.0.113.5', SIP_TRUNK_REGISTER: '1' }, /SIP_TRUNK_REGISTER needs SIP_TRUNK_USERNAME/)
+    bad({ SIP_TRUNK_REGISTER: '1' }, /need SIP_TRUNK_OUTBOUND/)
+    bad({ SIP_TRUNK_OUTBOUND: '203.0.113.5', SIP_TRUNK_USERNAME: 'acme', SIP_TRUNK_PASSWORD: 's3cret', SIP_TRUNK_REGISTER: 'yes' }, /must be 1 or 0/)
     // The password is never in a message.
     expect(() => loadConfig({ SIP_TRUNK_OUTBOUND: 'x', SIP_TRUNK_USERNAME: 'acme', SIP_TRUNK_PASSWORD: 'secret-pass' })).toThrow(/^(?!.*secret-pass)/)
   })

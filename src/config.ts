@@ -69,6 +69,8 @@ export interface SipTrunkOutbound {
   port: number
   transport: 'udp' | 'tcp'
   credentials?: { username: string; password: string }
+  /** SIP_TRUNK_REGISTER: the media role registers with the trunk (its credentials), which then delivers inbound calls to it. */
+  register?: boolean
 }
 
 type Env = Record<string, string | undefined>
@@ -159,15 +161,17 @@ function ipAddress(env: Env, name: string, fallback: string): string {
 
 /**
  * SIP_TRUNK_OUTBOUND: `IP[:port][;transport=tcp]` (IPv6 in brackets), port 5060 by
- * default; SIP_TRUNK_USERNAME and SIP_TRUNK_PASSWORD together, or neither. An
- * address, not a name: the SIP stack resolves nothing. The password is never echoed.
+ * default; SIP_TRUNK_USERNAME and SIP_TRUNK_PASSWORD together, or neither;
+ * SIP_TRUNK_REGISTER=1 needs them. An address, not a name: the SIP stack resolves
+ * nothing. The password is never echoed.
  */
 function sipTrunkOutbound(env: Env): SipTrunkOutbound | undefined {
   const raw = env.SIP_TRUNK_OUTBOUND?.trim()
   const username = env.SIP_TRUNK_USERNAME ?? ''
   const password = env.SIP_TRUNK_PASSWORD ?? ''
+  const register = flag(env, 'SIP_TRUNK_REGISTER')
   if (!raw) {
-    if (username || password) throw new ConfigError('SIP_TRUNK_USERNAME and SIP_TRUNK_PASSWORD need SIP_TRUNK_OUTBOUND')
+    if (username || password || register) throw new ConfigError('SIP_TRUNK_USERNAME, SIP_TRUNK_PASSWORD and SIP_TRUNK_REGISTER need SIP_TRUNK_OUTBOUND')
     return undefined
   }
   const shape =
@@ -177,11 +181,13 @@ function sipTrunkOutbound(env: Env): SipTrunkOutbound | undefined {
   const port = Number(m?.[3] ?? 5060)
   if (!m || !address || !ipaddr.isValid(address) || port < 1 || port > 65535) throw new ConfigError(`${shape}, got "${raw}"`)
   if (Boolean(username) !== Boolean(password)) throw new ConfigError('SIP_TRUNK_USERNAME and SIP_TRUNK_PASSWORD go together')
+  if (register && !username) throw new ConfigError('SIP_TRUNK_REGISTER needs SIP_TRUNK_USERNAME and SIP_TRUNK_PASSWORD')
   return {
     address,
     port,
     transport: (m[4]?.toLowerCase() ?? 'udp') as 'udp' | 'tcp',
     ...(username ? { credentials: { username, password } } : {}),
+    ...(register ? { register } : {}),
   }
 }
 
