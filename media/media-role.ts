@@ -25,6 +25,7 @@ import { registrarOnDatabase } from './registrar/directory'
 import type { DeviceTellWriter } from './device-tell-batcher'
 import { createPortPool } from './rtp'
 import { composeHandlers } from './sip/handlers'
+import { createAuthFailures } from './sip/auth-failures'
 import { type SipServer, startSipServer } from './sip/server'
 import { startTrunkRegistration, type TrunkRegistration } from './sip/trunk-registration'
 
@@ -66,12 +67,26 @@ export interface MediaRole {
 }
 
 export async function startMediaRole(o: MediaRoleOptions): Promise<MediaRole> {
+  const trunk = o.trunkOutbound
+  // A trunk we register with sends its inbound calls from its own address.
+  const trunkSources = new Set([...(o.trunkSources ?? []), ...(trunk?.register ? [trunk.address] : [])])
+  // Password guessing against the lines, REGISTER and INVITE alike (the guessing is in real time).
+  const failures = createAuthFailures({
+    now: () => o.clock.wallNow().getTime(),
+    exempt: trunkSources,
+    onBlock: ({ address, username, untilMs }) =>
+      o.log.warn(
+        { address, username, until: new Date(untilMs).toISOString() },
+        username ? 'SIP line refused from an address guessing its password' : 'SIP source dropped: failed digest for many users',
+      ),
+  })
   const registrar = registrarOnDatabase({
     db: o.db,
     clock: o.clock,
     writeTells: o.writeTells,
     secret: o.secret,
     onError: (err, during) => o.log.error({ err, during }, 'registrar failed'),
+    failures,
   })
   let b2bua: B2bua | undefined
   const unavailable = { status: 503, headers: [['Retry-After', '1']] as [string, string][] }
@@ -80,6 +95,7 @@ export async function startMediaRole(o: MediaRoleOptions): Promise<MediaRole> {
     port: o.sipPort,
     clock: o.clock,
     logger: o.log,
+    admit: (source) => !failures.sourceBlocked(source.address),
     handler: composeHandlers({
       REGISTER: registrar,
       INVITE: (request, source, context) => b2bua?.handlers.INVITE(request, source, context) ?? unavailable,
@@ -102,14 +118,14 @@ export async function startMediaRole(o: MediaRoleOptions): Promise<MediaRole> {
       lookupLine: (username) => registrarLine(o.db, username),
       clock: o.clock,
       nonceKey: createHmac('sha256', o.secret).update('sip call digest nonces').digest(),
+      failures,
     }),
     directory: callDirectory(o.db),
     actors: o.callActors,
     recordings: o.recordings,
     route: o.route,
     queues: o.queues,
-    // A trunk we register with sends its inbound calls from its own address.
-    trunkSources: new Set([...(o.trunkSources ?? []), ...(o.trunkOutbound?.register ? [o.trunkOutbound.address] : [])]),
+    trunkSources,
     trunkOutbound: o.trunkOutbound,
     // The call's media figures, kept for GET /v1/quality/summary and worst-calls.
     onMediaFinished: (m) => void storeCallQuality(o.db, m, o.clock.now()).catch((err) => o.log.error({ err, call_id: m.call_id }, 'call quality not stored')),
@@ -143,7 +159,6 @@ export async function startMediaRole(o: MediaRoleOptions): Promise<MediaRole> {
   // A queue's offers and timeouts for the real callers it holds: the agents' phones ring here.
   const stopQueueCaller = onQueueCaller(o.bus, (notice) => b2bua?.queueCaller(notice))
   o.log.info({ host: o.sipHost, udpPort: sip.udpPort, tcpPort: sip.tcpPort }, 'SIP listening')
-  const trunk = o.trunkOutbound
   const registration: TrunkRegistration | undefined =
     trunk?.register && trunk.credentials ? startTrunkRegistration({ trunk: { ...trunk, credentials: trunk.credentials }, sip, log: o.log }) : undefined
   return {

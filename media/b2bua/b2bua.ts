@@ -63,7 +63,7 @@ export interface B2buaDeps {
   /** This media process (media_nodes): named in each call it holds. */
   node: string
   clock: Clock
-  authenticate(request: SipRequest): Promise<CallerAuth>
+  authenticate(request: SipRequest, source: SipSource): Promise<CallerAuth>
   directory: CallDirectory
   actors: CallActors
   media: CallMedia
@@ -896,7 +896,7 @@ export function createB2bua(deps: B2buaDeps) {
       const fromTrunk = await trunkInvite(request, source, ctx)
       if (fromTrunk) return fromTrunk
     }
-    const auth = await deps.authenticate(request)
+    const auth = await deps.authenticate(request, source)
     if (!auth.ok) return auth.response
     const line = auth.line
     const callerUser = line.userIds[0]

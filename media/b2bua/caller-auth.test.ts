@@ -7,7 +7,8 @@ import { describe, expect, test } from 'bun:test'
 import { type DigestAlgorithm, digestResponse } from '../../src/auth/digest'
 import { manualClock } from '../../src/clock'
 import type { RegistrarLine } from '../../src/services/devices/registrations'
-import type { SipRequest, SipResponseSpec } from '../sip/handler'
+import { type AuthFailures, createAuthFailures } from '../sip/auth-failures'
+import type { SipRequest, SipResponseSpec, SipSource } from '../sip/handler'
 import { parseSipMessage } from '../sip/message'
 import { type CallerAuth, callerAuthenticator } from './caller-auth'
 
@@ -25,11 +26,13 @@ const OTHER: RegistrarLine = { ...LINE, line: 'line-2', username: '2001', passwo
 const TTL = 60_000
 const URI = 'sip:1002@pbx.example.com'
 
-function setup() {
+const PHONE: SipSource = { transport: 'udp', address: '192.0.2.20', port: 5060 }
+
+function setup(failures?: AuthFailures) {
   const clock = manualClock()
   const looked: string[] = []
   const lines = new Map([LINE, OTHER].map((l) => [l.username, l]))
-  const authenticate = callerAuthenticator({
+  const authenticateFrom = callerAuthenticator({
     clock,
     nonceKey: 'test-nonce-key',
     nonceTtlMs: TTL,
@@ -37,8 +40,10 @@ function setup() {
       looked.push(username)
       return lines.get(username)
     },
+    failures,
   })
-  return { clock, looked, authenticate }
+  const authenticate = (request: SipRequest) => authenticateFrom(request, PHONE)
+  return { clock, looked, authenticate, authenticateFrom }
 }
 
 let seq = 0
@@ -217,5 +222,21 @@ describe('caller authentication of INVITEs', () => {
     const c = challengeOf(await authenticate(invite()), 'MD5')
     const outcome = await authenticate(invite({ auth: answer({ ...c, username: '\u0000', password: '\u0000' }) }))
     expect(outcome.ok).toBe(false)
+  })
+
+  test('a line guessed at from one address is refused there, the right password too, without a lookup; other addresses still get in', async () => {
+    const failures = createAuthFailures({ now: () => 0, limits: { perLine: 2 } })
+    const { authenticate, authenticateFrom, looked } = setup(failures)
+    const c = challengeOf(await authenticate(invite()), 'MD5')
+    for (const nc of [1, 2]) expect(status(await authenticate(invite({ auth: answer({ ...c, nc, password: 'wrong' }) })))).toBe(403)
+    looked.length = 0
+    expect(status(await authenticate(invite({ auth: answer({ ...c, nc: 3 }) })))).toBe(403)
+    expect(looked).toEqual([])
+    expect(status(await authenticateFrom(invite({ auth: answer({ ...c, nc: 4 }) }), { ...PHONE, address: '198.51.100.7' }))).toBe('ok')
+    // An unknown user's failures count as well.
+    expect(status(await authenticate(invite({ fromUser: '9999', auth: answer({ ...c, nc: 5, username: '9999', password: 'x' }) })))).toBe(403)
+    expect(failures.lineBlocked(PHONE.address, '9999')).toBe(false)
+    expect(status(await authenticate(invite({ fromUser: '9999', auth: answer({ ...c, nc: 6, username: '9999', password: 'x' }) })))).toBe(403)
+    expect(failures.lineBlocked(PHONE.address, '9999')).toBe(true)
   })
 })

@@ -10,6 +10,7 @@ import type { Clock } from '../../src/clock'
 import type { Db } from '../../src/db/client'
 import { DEVICE_ACTOR } from '../../src/services/devices/records'
 import { deviceBindings, registrarLine } from '../../src/services/devices/registrations'
+import type { AuthFailures } from '../sip/auth-failures'
 import type { SipRequestHandler } from '../sip/handler'
 import { createRegistrar, type RegistrarDeps } from './registrar'
 import { type DeviceTellWriter, tellBatcher } from '../device-tell-batcher'
@@ -29,6 +30,8 @@ export interface RegistrarOnDatabase {
    */
   wake?(kind: string, deviceId: string): Promise<void> | void
   onError?(error: unknown, during: string): void
+  /** Password guessing, counted with the INVITEs' (../sip/auth-failures.ts). */
+  failures?: AuthFailures
   limits?: Pick<RegistrarDeps, 'minExpiresS' | 'maxExpiresS' | 'defaultExpiresS' | 'nonceTtlMs'>
 }
 
@@ -49,5 +52,6 @@ export function registrarOnDatabase(o: RegistrarOnDatabase): SipRequestHandler {
       if (o.wake) Promise.resolve(o.wake(DEVICE_ACTOR, deviceId)).catch((error) => o.onError?.(error, 'device wake'))
     },
     onError: o.onError,
+    failures: o.failures,
   })
 }

@@ -11,6 +11,8 @@
  * - A wrong password and an unknown username both get 403 after the same work
  *   (RFC 3261 §22.4: a UA stops retrying on 403; another 401 would make a
  *   misconfigured phone hammer the registrar forever). Neither says which.
+ * - Password guessing (../sip/auth-failures.ts): a line guessed at from one address
+ *   is refused 403 from there before any check; the answers that fail are counted.
  * - A right password on an expired nonce gets 401 with `stale=true` (the phone retries
  *   at once without asking its user); a nonce count seen before is a replay: 401 with a
  *   fresh nonce, so a captured request cannot be played again.
@@ -22,6 +24,7 @@
 import { digestChallenges, issueNonce, NonceCounts, parseAuthorization, verifyDigest } from '../../src/auth/digest'
 import type { Clock } from '../../src/clock'
 import { type BindingDetails, bindingKey, type RegistrarLine, type SipTransportName } from '../../src/services/devices/registrations'
+import type { AuthFailures } from '../sip/auth-failures'
 import type { SipRequest, SipRequestHandler, SipResponseSpec, SipSource } from '../sip/handler'
 import { readRegister, requestTarget } from './contacts'
 import { challengeAlgorithms } from './digest-algorithms'
@@ -54,6 +57,8 @@ export interface RegistrarDeps {
   maxTrackedNonces?: number
   /** Told of every unexpected error behind a 500. */
   onError?(error: unknown, during: string): void
+  /** Counts wrong answers per source and refuses lines guessed at (shared with the INVITE's authentication). */
+  failures?: AuthFailures
 }
 
 /** Compared against when the username is unknown, so that case costs what a wrong password does. */
@@ -120,6 +125,7 @@ export function createRegistrar(deps: RegistrarDeps): SipRequestHandler {
     if (auth?.scheme !== 'digest') return challenge(realm, false, userAgent)
     // The authenticated user registers its own address only (RFC 3261 §10.3 step 5).
     if (auth.params.username !== aor.user) return { status: 403, reason: 'Forbidden' }
+    if (deps.failures?.lineBlocked(source.address, auth.params.username)) return { status: 403, reason: 'Forbidden' }
 
     let line: RegistrarLine | undefined
     try {
@@ -143,10 +149,14 @@ export function createRegistrar(deps: RegistrarDeps): SipRequestHandler {
       counts,
     })
     if (!outcome.ok) {
-      if (outcome.reason === 'wrong_response' || outcome.reason === 'wrong_username') return { status: 403, reason: 'Forbidden' }
+      if (outcome.reason === 'wrong_response' || outcome.reason === 'wrong_username') {
+        deps.failures?.failed(source.address, auth.params.username)
+        return { status: 403, reason: 'Forbidden' }
+      }
       return challenge(realm, outcome.reason === 'stale_nonce', userAgent)
     }
     const authed = line!
+    deps.failures?.succeeded(source.address, authed.username)
 
     const ask = readRegister(request)
     if (ask.kind === 'invalid') return { status: 400, reason: ask.reason }

@@ -37,6 +37,8 @@ export interface SipServerOptions {
   tcpFirstMessageTimeoutS?: number
   /** How long (clock ms) an INVITE handler may take before the caller gets 408. Default 180 s (RFC 3261 Timer C's floor). */
   inviteHandlerDeadlineMs?: number
+  /** False: everything from this source is dropped unread, unanswered (an address found guessing passwords). */
+  admit?: (source: SipSource) => boolean
   /** An ACK that is not a retransmission: of a 2xx this server sent (`transaction` set), or matching nothing. */
   onAck?: (request: IncomingRequestMessage, source: SipSource, transaction: ServerTransaction | undefined) => void
 }
@@ -184,6 +186,7 @@ export async function startSipServer(options: SipServerOptions): Promise<SipServ
 
   const onMessage = (inbound: InboundMessage) => {
     if (stopped) return
+    if (options.admit && !options.admit(inbound.source)) return
     const parsed = parseSipMessage(inbound.bytes, inbound.source.transport)
     switch (parsed.kind) {
       case 'garbage':

@@ -180,6 +180,40 @@ export async function startUa(account: SipAccount, server: { port: number; host?
       ack(d, 2, uri)
       return d
     },
+    /**
+     * REGISTERs this UA's contact, answering the 401 with `password` (the account's by default): the final
+     * status, or 0 when nothing answers within `waitMs` (the registrar dropped us).
+     */
+    async register(password = account.password, waitMs = WAIT_MS): Promise<number> {
+      const uri = `sip:${account.domain}`
+      const callId = `${random()}@127.0.0.1`
+      const from = `<sip:${account.username}@${account.domain}>;tag=${random()}`
+      const to = `<sip:${account.username}@${account.domain}>`
+      const extra = ['Expires: 600']
+      const final = (cseq: number) => Promise.race([finalResponse(callId, cseq, 'REGISTER'), Bun.sleep(waitMs).then(() => undefined)]).catch(() => undefined)
+      send(request({ method: 'REGISTER', uri, from, to, callId, cseq: 1, extra }))
+      const challenge = await final(1)
+      if (!challenge || statusOf(challenge) !== 401) return challenge ? statusOf(challenge) : 0
+      const offered = (challenge.headers.get('www-authenticate') ?? []).find((v) => /algorithm=MD5/i.test(v)) ?? ''
+      const param = (name: string) => new RegExp(`${name}="?([^",]+)"?`, 'i').exec(offered)?.[1] ?? ''
+      const [realm, nonce] = [param('realm'), param('nonce')]
+      const response = digestResponse({
+        algorithm: 'MD5',
+        username: account.username,
+        realm,
+        password,
+        method: 'REGISTER',
+        uri,
+        nonce,
+        nc: '00000001',
+        cnonce: 'ua1',
+        qop: 'auth',
+      })
+      const auth = `Digest username="${account.username}", realm="${realm}", nonce="${nonce}", uri="${uri}", response="${response}", algorithm=MD5, qop=auth, nc=00000001, cnonce="ua1"`
+      send(request({ method: 'REGISTER', uri, from, to, callId, cseq: 2, extra: [...extra, `Authorization: ${auth}`] }))
+      const answer = await final(2)
+      return answer ? statusOf(answer) : 0
+    },
     /** A re-INVITE holding the other party (a=sendonly) or taking it off hold (sendrecv), answered and acknowledged; the 200. */
     async hold(d: UaDialog, extension: string, direction: 'sendonly' | 'sendrecv' = 'sendonly'): Promise<UaMessage> {
       const uri = `sip:${extension}@${account.domain}`
