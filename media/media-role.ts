@@ -10,7 +10,7 @@ import type { SipTrunkOutbound } from '../src/config'
 import type { Db } from '../src/db/client'
 import type { Logger } from '../src/logger'
 import { forgetMediaNode, MEDIA_HEARTBEAT_MS, mediaHeartbeat } from '../src/services/calls/media-watchdog'
-import { registrarLine } from '../src/services/devices/registrations'
+import { registrarLines } from '../src/services/devices/registrations'
 import type { ClickToCallNotice } from '../src/services/calls/click-to-call'
 import { takeClickToCall, takeMissedClickToCalls } from '../src/services/calls/click-to-call-requests'
 import { storeCallQuality } from '../src/services/quality/call-quality'
@@ -23,6 +23,7 @@ import type { CallActors, CallQueues, CallRouting, RecordingStorage } from './b2
 import { startCheckSyncNotifier } from './registrar/check-sync-notify'
 import { registrarOnDatabase } from './registrar/directory'
 import type { DeviceTellWriter } from './device-tell-batcher'
+import { lookupBatcher } from './lookup-batcher'
 import { createPortPool } from './rtp'
 import { composeHandlers } from './sip/handlers'
 import { createAuthFailures } from './sip/auth-failures'
@@ -80,8 +81,11 @@ export async function startMediaRole(o: MediaRoleOptions): Promise<MediaRole> {
         username ? 'SIP line refused from an address guessing its password' : 'SIP source dropped: failed digest for many users',
       ),
   })
+  // REGISTERs and INVITEs arriving together find their lines in one query.
+  const lookupLine = lookupBatcher((usernames: string[]) => registrarLines(o.db, usernames))
   const registrar = registrarOnDatabase({
     db: o.db,
+    lookupLine,
     clock: o.clock,
     writeTells: o.writeTells,
     secret: o.secret,
@@ -115,7 +119,7 @@ export async function startMediaRole(o: MediaRoleOptions): Promise<MediaRole> {
     node,
     clock: o.clock,
     authenticate: callerAuthenticator({
-      lookupLine: (username) => registrarLine(o.db, username),
+      lookupLine,
       clock: o.clock,
       nonceKey: createHmac('sha256', o.secret).update('sip call digest nonces').digest(),
       failures,

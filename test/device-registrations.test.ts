@@ -12,7 +12,7 @@ import { registrarOnDatabase } from '../media/registrar/directory'
 import { authorizationFor, challengeOf, headerValues, type PhoneAccount, registerRequest } from '../media/registrar/sip-phone.testkit'
 import type { SipSource } from '../media/sip/handler'
 import { manualClock } from '../src/clock'
-import { registeredDevicesFromBindings } from '../src/services/devices/registrations'
+import { registeredDevicesFromBindings, registrarLine } from '../src/services/devices/registrations'
 import { type Ctx, deviceFixtures } from './device-fixtures'
 import { until } from './support/polling'
 import { startTestService } from './support/service'
@@ -25,6 +25,7 @@ const registrar = registrarOnDatabase({
   clock,
   writeTells: deviceTellWriter(clock),
   secret: 'device-registrations-test-secret',
+  lookupLine: (username) => registrarLine(t.service.database.db, username),
 })
 const SOURCE: SipSource = { transport: 'udp', address: '192.0.2.10', port: 5062 }
 

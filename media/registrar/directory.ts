@@ -1,6 +1,6 @@
 /**
- * The registrar on the database: lines found by SIP username (one fixed statement,
- * the sealer cached), accepted bindings written as durable messages to the device
+ * The registrar on the database: lines found by SIP username (given: batched by
+ * the media role), accepted bindings written as durable messages to the device
  * actor (committed before the phone gets its 200, many REGISTERs per statement), and
  * what a registrar that just started knows of a line's bindings read from the device
  * actor's snapshot.
@@ -9,7 +9,7 @@ import { createHmac } from 'node:crypto'
 import type { Clock } from '../../src/clock'
 import type { Db } from '../../src/db/client'
 import { DEVICE_ACTOR } from '../../src/services/devices/records'
-import { deviceBindings, registrarLine } from '../../src/services/devices/registrations'
+import { deviceBindings, type RegistrarLine } from '../../src/services/devices/registrations'
 import type { AuthFailures } from '../sip/auth-failures'
 import type { SipRequestHandler } from '../sip/handler'
 import { createRegistrar, type RegistrarDeps } from './registrar'
@@ -30,6 +30,8 @@ export interface RegistrarOnDatabase {
    */
   wake?(kind: string, deviceId: string): Promise<void> | void
   onError?(error: unknown, during: string): void
+  /** The line a SIP username names (the media role's batched lookup, shared with the INVITEs'). */
+  lookupLine(username: string): Promise<RegistrarLine | undefined>
   /** Password guessing, counted with the INVITEs' (../sip/auth-failures.ts). */
   failures?: AuthFailures
   limits?: Pick<RegistrarDeps, 'minExpiresS' | 'maxExpiresS' | 'defaultExpiresS' | 'nonceTtlMs'>
@@ -41,7 +43,7 @@ export function registrarOnDatabase(o: RegistrarOnDatabase): SipRequestHandler {
     ...o.limits,
     clock: o.clock,
     nonceKey: createHmac('sha256', o.secret).update('sip registrar digest nonces').digest(),
-    lookupLine: (username) => registrarLine(o.db, username),
+    lookupLine: o.lookupLine,
     knownBindings: async (line) =>
       (await deviceBindings(o.db, line.device, o.clock.now()))
         .filter((b) => b.line === line.line)

@@ -12,7 +12,7 @@
 import { sql } from 'drizzle-orm'
 import { type Db, queryRows } from '../../db/client'
 import { devices } from '../../db/schema'
-import { statement } from '../../db/statements'
+import { pgArray, statement } from '../../db/statements'
 import type { Clock } from '../../clock'
 import { keysetPage, type PageRequest } from '../../pagination'
 import type { RegisteredDevice, RegisteredDevices } from '../calls/registered-devices'
@@ -96,30 +96,47 @@ interface LineRow {
   user_ids: string[] | null
 }
 
-// One statement per REGISTER: the registrar's hot path.
-const LINE_BY_USERNAME = statement<LineRow>(
+// The registrar's hot path: the lines of every REGISTER (and INVITE) that arrived together, one statement.
+const LINES_BY_USERNAME = statement<LineRow>(
   `select l.id, l.device_id, coalesce(d.base_id, d.id) as actor_device, l.account_id, l.sip_username, l.sip_password_sealed, l.sip_domain,
       array(select l.user_id where l.user_id is not null
             union select du.user_id from device_users du where du.device_id = l.device_id order by 1) as user_ids
     from device_lines l join devices d on d.id = l.device_id
-    where l.sip_username = $1`,
+    where l.sip_username = any($1::text[])`,
 )
 
-/** The line with this SIP username, password opened; undefined when no line has it. */
-export async function registrarLine(db: Db, username: string): Promise<RegistrarLine | undefined> {
-  const [row] = await LINE_BY_USERNAME.rows(db, [username])
-  if (!row) return undefined
+/**
+ * What a SIP username can be: we issue `u`/`p` and 11 letters and digits. Anything
+ * else (a phone's garbage, a scanner's NUL byte, which PostgreSQL would refuse and
+ * take the batch's other lookups down with it) names no line, without a query.
+ */
+const POSSIBLE_USERNAME = /^[A-Za-z0-9._~-]{1,64}$/
+
+/** The lines with these SIP usernames, passwords opened; a username no line has is absent from the map. */
+export async function registrarLines(db: Db, usernames: readonly string[]): Promise<Map<string, RegistrarLine>> {
+  const asked = [...new Set(usernames.filter((u) => POSSIBLE_USERNAME.test(u)))]
+  const found = new Map<string, RegistrarLine>()
+  if (asked.length === 0) return found
+  const rows = await LINES_BY_USERNAME.rows(db, [pgArray(asked)])
+  if (rows.length === 0) return found
   const sealer = await credentialSealer(db)
-  return {
-    line: row.id,
-    lineDevice: row.device_id,
-    device: row.actor_device,
-    account: row.account_id,
-    username: row.sip_username,
-    password: sealer.open(row.sip_password_sealed),
-    domain: row.sip_domain,
-    userIds: row.user_ids ?? [],
-  }
+  for (const row of rows)
+    found.set(row.sip_username, {
+      line: row.id,
+      lineDevice: row.device_id,
+      device: row.actor_device,
+      account: row.account_id,
+      username: row.sip_username,
+      password: sealer.open(row.sip_password_sealed),
+      domain: row.sip_domain,
+      userIds: row.user_ids ?? [],
+    })
+  return found
+}
+
+/** The line with this SIP username; undefined when no line has it. */
+export async function registrarLine(db: Db, username: string): Promise<RegistrarLine | undefined> {
+  return (await registrarLines(db, [username])).get(username)
 }
 
 const DEVICE_CONTEXT = statement<{ context: RegistrationContext | null }>(
