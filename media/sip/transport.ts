@@ -6,8 +6,12 @@
 import type { Socket, TCPSocketListener } from 'bun'
 import type { SipSource } from './handler'
 import { SipStreamFramer } from './framing'
+import { raiseReceiveBuffer, receiveBufferSize } from './udp-receive-buffer'
 
 /** One received message and the way back to its sender. */
+/** Several seconds of requests at thousands a second (the kernel caps it at net.core.rmem_max without CAP_NET_ADMIN). */
+export const SIP_UDP_RECEIVE_BUFFER = 8 * 1024 * 1024
+
 export interface InboundMessage {
   bytes: Uint8Array
   source: SipSource
@@ -56,6 +60,8 @@ export interface SipTransports {
    */
   sendTcp(bytes: Uint8Array, address: string, port: number): boolean
   readonly openConnections: number
+  /** The UDP socket's receive buffer as the kernel reports it; undefined where it cannot be read. */
+  readonly udpReceiveBuffer: number | undefined
   close(): Promise<void>
 }
 
@@ -117,6 +123,9 @@ export async function openSipTransports(options: SipTransportOptions, events: Tr
       },
     },
   })
+
+  // Room for a burst of requests while the event loop is busy (udp-receive-buffer.ts); the default where it cannot be had.
+  const udpReceiveBuffer = raiseReceiveBuffer(udp as { fd?: number }, SIP_UDP_RECEIVE_BUFFER) ?? receiveBufferSize(udp as { fd?: number })
 
   const listen = (port: number): TCPSocketListener<Connection> =>
     Bun.listen<Connection>({
@@ -193,6 +202,7 @@ export async function openSipTransports(options: SipTransportOptions, events: Tr
   return {
     udpPort: udp.port,
     tcpPort: tcp.port,
+    udpReceiveBuffer,
     get openConnections() {
       return connections.size
     },

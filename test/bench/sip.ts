@@ -320,10 +320,28 @@ interface SippRun {
   cpuUs?: number
 }
 
+/**
+ * sipp's SIP socket gets a 4 MiB buffer (-buff_size; the kernel caps it at
+ * net.core.rmem_max): with the default, a sipp starved of CPU dropped the service's
+ * answers at 2,000 REGISTERs/s and its own retransmissions then doubled the load.
+ */
 function sippCommand(sipPort: number, scenario: string, args: string[]): string[] {
   const sipp = Bun.which('sipp')
   if (!sipp) throw new Error('sipp is not installed (Debian package sip-tester)')
-  return [sipp, `127.0.0.1:${sipPort}`, '-sf', join(SCENARIOS, scenario), '-t', 'u1', '-i', '127.0.0.1', '-nostdin', ...args]
+  return [
+    sipp,
+    `127.0.0.1:${sipPort}`,
+    '-sf',
+    join(SCENARIOS, scenario),
+    '-t',
+    'u1',
+    '-i',
+    '127.0.0.1',
+    '-nostdin',
+    '-buff_size',
+    String(4 * 1024 * 1024),
+    ...args,
+  ]
 }
 
 function readSippFiles(dir: string): Pick<SippRun, 'stat' | 'rtts' | 'firstError'> {
