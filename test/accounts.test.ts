@@ -6,6 +6,7 @@
 import { describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { manualClock } from '../src/clock'
+import { outboundCallerId } from '../src/services/numbers/phone-numbers'
 import { ADMIN_TOKEN, sampleAccount, startTestService } from './support/service'
 
 const clock = manualClock('2026-03-10T09:00:00.000Z')
@@ -615,6 +616,39 @@ describe('update account', () => {
     expect(r.status).toBe(400)
     const g = await t.call('GET', `/v1/accounts/${a.id}`, { key: a.key })
     expect(g.body).toEqual(a.account)
+  })
+
+  test('default_outbound_did names one of the account’s active numbers, which its calls out present; moved to another account, it clears', async () => {
+    const a = await t.account()
+    const b = await t.account({ key: a.key })
+    const order = async (c: { id: string; key: string }) => {
+      const avail = await t.call('GET', '/v1/available-phone-numbers?quantity=20', { key: c.key, account: c.id })
+      const pick = avail.body.data[Math.floor(Math.random() * avail.body.data.length)].phone_number as string
+      expect((await t.call('POST', '/v1/phone-number-orders', { key: c.key, account: c.id, body: { phone_numbers: [pick] } })).status).toBe(200)
+      const list = await t.call('GET', '/v1/phone-numbers?limit=100', { key: c.key, account: c.id })
+      return list.body.data.find((n: any) => n.number === pick) as { id: string; number: string }
+    }
+    const first = await order(a)
+    const second = await order(a)
+    const foreign = await order(b)
+    const db = t.service.database.db
+    // None set: the first active number.
+    expect(await outboundCallerId(db, a.id)).toBe(first.number)
+    const set = await t.call('POST', `/v1/accounts/${a.id}`, { key: a.key, body: { default_outbound_did: second.id } })
+    expect(set.status).toBe(200)
+    expect(set.body.default_outbound_did).toBe(second.id)
+    expect(await outboundCallerId(db, a.id)).toBe(second.number)
+    // Another account's number, or a number given by its digits: refused, nothing changed.
+    for (const bad of [foreign.id, second.number]) {
+      const r = await t.call('POST', `/v1/accounts/${a.id}`, { key: a.key, body: { default_outbound_did: bad, name: 'Renamed' } })
+      expect(r.status).toBe(400)
+      expect(r.body.details).toEqual({ default_outbound_did: 'is not an active phone number of this account' })
+    }
+    expect((await t.call('GET', `/v1/accounts/${a.id}`, { key: a.key })).body).toMatchObject({ default_outbound_did: second.id, name: set.body.name })
+    // Moved to another account: the default clears and calls out fall back to the first number.
+    expect((await t.call('POST', `/v1/phone-numbers/${second.id}/reassign`, { key: a.key, account: a.id, body: { account: b.id } })).status).toBe(200)
+    expect((await t.call('GET', `/v1/accounts/${a.id}`, { key: a.key })).body.default_outbound_did).toBeNull()
+    expect(await outboundCallerId(db, a.id)).toBe(first.number)
   })
 
   test('default_outbound_did, hold_music_clip, default_button_template: null clears; an unknown id is a validation_error', async () => {

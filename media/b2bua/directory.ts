@@ -8,6 +8,7 @@ import { statement } from '../../src/db/statements'
 import { idKind } from '../../src/ids'
 import { userBindings } from '../../src/services/devices/registrations'
 import { type EmergencyCallInfo, emergencyInfoFor } from '../../src/services/e911/emergency-info'
+import { outboundCallerId } from '../../src/services/numbers/phone-numbers'
 
 export interface AccountOwner {
   platformId: string
@@ -54,11 +55,6 @@ export interface CallDirectory {
   emergencyInfo(accountId: string, userId: string, deviceId: string, sourceAddress: string): Promise<EmergencyCallInfo>
 }
 
-const CALLER_ID = statement<{ number: string | null }>(
-  `select coalesce(a.default_outbound_did,
-      (select n.number from phone_numbers n where n.account_id = a.id and n.status = 'active' order by n.created_at, n.id limit 1)) as number
-    from accounts a where a.id = $1`,
-)
 const GREETING = statement<{ storage_key: string }>(`select storage_key from voicemail_greetings where account_id = $1 and user_id = $2 and type = $3`)
 const CLIP = statement<{ storage_key: string }>(`select storage_key from audio_clips where account_id = $1 and id = $2`)
 const HOLD_MUSIC = statement<{ storage_key: string }>(
@@ -103,7 +99,7 @@ export function callDirectory(db: Db): CallDirectory {
       return (await HOLD_MUSIC.rows(db, [accountId]))[0]?.storage_key
     },
     async callerIdOf(accountId) {
-      return (await CALLER_ID.rows(db, [accountId]))[0]?.number ?? undefined
+      return outboundCallerId(db, accountId)
     },
     emergencyInfo: (accountId, userId, deviceId, sourceAddress) => emergencyInfoFor(db, accountId, userId, { deviceId, sourceIp: sourceAddress }),
     async contactsOf(accountId, userId, now) {

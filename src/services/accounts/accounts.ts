@@ -4,7 +4,7 @@
  */
 import { and, eq, inArray, sql } from 'drizzle-orm'
 import type { Db } from '../../db/client'
-import { accounts, audioClips, buttonTemplates, deviceUsers, locations, platforms, users } from '../../db/schema'
+import { accounts, audioClips, buttonTemplates, deviceUsers, locations, phoneNumbers, platforms, users } from '../../db/schema'
 import { forbidden, notFound, ValidationError, type FieldDetails } from '../../errors'
 import { newId } from '../../ids'
 import { keysetPage, type PageRequest } from '../../pagination'
@@ -157,13 +157,18 @@ export async function updateAccount(tx: Db, deps: Deps, account: AccountRow, inp
       else set.mainLocation = input.main_location
     }
   }
-  // Phone numbers are not yet resources of this service, so no ID can name one of the
-  // account's: only clearing is possible.
-  for (const [field, column] of [['default_outbound_did', 'defaultOutboundDid']] as const) {
-    const value = input[field]
-    if (value === undefined) continue
-    if (value === null) set[column] = null
-    else details[field] = 'is not a phone number of this account'
+  // The caller ID of the account's calls out: one of its active numbers, by ID.
+  if (input.default_outbound_did !== undefined) {
+    const id = input.default_outbound_did
+    const [number] =
+      id === null
+        ? [null]
+        : await tx
+            .select({ id: phoneNumbers.id })
+            .from(phoneNumbers)
+            .where(and(eq(phoneNumbers.id, id), eq(phoneNumbers.accountId, account.id), eq(phoneNumbers.status, 'active')))
+    if (number === undefined) details.default_outbound_did = 'is not an active phone number of this account'
+    else set.defaultOutboundDid = id
   }
   if (input.hold_music_clip !== undefined) {
     const id = input.hold_music_clip

@@ -24,7 +24,7 @@ import type { Db } from '../../db/client'
 import { type FieldDetails, ValidationError } from '../../errors'
 import { isE164 } from '../../schemas/common'
 import { usersOfAccount } from '../accounts/users'
-import { activeNumberOfAccount, firstActiveNumber } from '../numbers/phone-numbers'
+import { activeNumberOfAccount, outboundCallerId } from '../numbers/phone-numbers'
 import { activeExtension } from '../routing/extensions'
 import type { RegisteredDevice, RegisteredDevices } from './registered-devices'
 
@@ -156,7 +156,7 @@ export async function planClickToCallRequest(
 
   const devices = await registrar.ofUser(account.id, body.user, tx)
   const wantsDefaultCallerId = devices.length > 0 && destination.kind === 'public' && body.did === undefined
-  const default_caller_id = wantsDefaultCallerId ? (account.defaultOutboundDid ?? (await firstActiveNumber(tx, account.id))?.number ?? null) : null
+  const default_caller_id = wantsDefaultCallerId ? ((await outboundCallerId(tx, account.id)) ?? null) : null
   return planClickToCall({ user_id: body.user, devices, destination, mode: account.mode, did: body.did ?? null, default_caller_id })
 }
 

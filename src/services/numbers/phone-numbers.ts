@@ -11,7 +11,7 @@ import { type NumberSpace, numberSpaceOf } from './number-space'
 import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm'
 import type { Clock } from '../../clock'
 import { type Db, queryRows } from '../../db/client'
-import { selectRows } from '../../db/statements'
+import { selectRows, statement } from '../../db/statements'
 import { accounts, phoneNumberOrders, phoneNumberRoutes, phoneNumbers } from '../../db/schema'
 import { ApiError, badRequest, conflict, notFound, ValidationError } from '../../errors'
 import { newId } from '../../ids'
@@ -247,6 +247,23 @@ export async function firstActiveNumber(db: Db, accountId: string): Promise<Phon
   return row
 }
 
+// Every call out without a caller ID of its own reads it: one fixed statement.
+const OUTBOUND_CALLER_ID = statement<{ number: string | null }>(
+  `select coalesce(
+      (select n.number from phone_numbers n where n.id = a.default_outbound_did and n.account_id = a.id and n.status = 'active'),
+      (select n.number from phone_numbers n where n.account_id = a.id and n.status = 'active' order by n.created_at, n.id limit 1)) as number
+    from accounts a where a.id = $1`,
+)
+
+/**
+ * The number an account's calls out present when the call names none: the number
+ * `default_outbound_did` names, else the account's first active number (the spec's
+ * "first outbound-enabled number"); undefined when it holds none.
+ */
+export async function outboundCallerId(db: Db, accountId: string): Promise<string | undefined> {
+  return (await OUTBOUND_CALLER_ID.rows(db, [accountId]))[0]?.number ?? undefined
+}
+
 /** The account's active number with this E.164 value, if it holds one. */
 export async function activeNumberOfAccount(db: Db, accountId: string, number: string): Promise<PhoneNumberRow | undefined> {
   const [row] = await selectRows(db, phoneNumbers, sql`where account_id = ${accountId} and number = ${number} and status = 'active'`)
@@ -287,6 +304,11 @@ export async function reassignPhoneNumber(
   const billable = pn.status === 'active' || pn.status === 'inactive'
   const counts = billable ? { from: await billableDids(tx, from.id), to: await billableDids(tx, to.id) } : null
   await tx.delete(phoneNumberRoutes).where(eq(phoneNumberRoutes.phoneNumberId, pn.id))
+  // The losing account no longer presents it: its calls out fall back to its first active number.
+  await tx
+    .update(accounts)
+    .set({ defaultOutboundDid: null })
+    .where(and(eq(accounts.id, from.id), eq(accounts.defaultOutboundDid, pn.id)))
   const [moved] = await tx.update(phoneNumbers).set({ accountId: to.id, updatedAt: clock.now() }).where(eq(phoneNumbers.id, pn.id)).returning()
   if (counts) {
     // The spec: disconnected on the losing account and activated on the gaining one, with the same request.
