@@ -32,7 +32,7 @@ export interface GatewayDeps extends Deps {
   actors?: ActorClient
   /** Hands an accepted click-to-call to the media role (a bus publish); absent: no media role reachable, nothing is placed. */
   placeClickToCall?: (notice: ClickToCallNotice) => void
-  /** Which devices of a user are registered (POST /v1/calls); absent: noRegisteredDevices(), until devices exist. */
+  /** Which devices of a user are registered (POST /v1/calls); absent: noRegisteredDevices() (src/server.ts gives the registrar's). */
   registeredDevices?: RegisteredDevices
   /** Recording and voicemail audio. */
   storage: BlobStorage

@@ -75,7 +75,7 @@ export interface Service {
 export interface ServiceOptions {
   clock?: Clock
   log?: Logger
-  /** Which devices of a user are registered (click-to-call); default: none until the registrar exists. */
+  /** Which devices of a user are registered (click-to-call); default: the registrar's bindings (registeredDevicesFromBindings). */
   registeredDevices?: RegisteredDevices
 }
 

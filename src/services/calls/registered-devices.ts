@@ -4,12 +4,10 @@
  *
  * Click-to-call (POST /v1/calls) rings the caller's own registered devices first;
  * a user with none gets nothing (spec: "If the user has no registered device nothing
- * happens"). This codebase has no device registration yet, so the only driver is
- * `noRegisteredDevices()`, which always answers none.
- *
- * The devices issue plugs the real registrar in here: a driver reading the
- * registration state (SIP REGISTER bindings, WebRTC sessions) that answers this same
- * interface, handed to the gateway as GatewayDeps.registeredDevices.
+ * happens"). The service's driver reads the registrar's bindings as the device
+ * actors hold them (services/devices/registrations.ts: registeredDevicesFromBindings,
+ * handed to the gateway as GatewayDeps.registeredDevices by src/server.ts);
+ * `noRegisteredDevices()` answers none, for a gateway started without it.
  */
 
 import type { Db } from '../../db/client'
@@ -32,7 +30,7 @@ export interface RegisteredDevices {
 
 const NONE: readonly RegisteredDevice[] = Object.freeze([])
 
-/** The driver until devices exist: nobody has a registered device. */
+/** A driver for a gateway without a registrar: nobody has a registered device. */
 export function noRegisteredDevices(): RegisteredDevices {
   return { ofUser: async () => NONE }
 }
