@@ -225,6 +225,7 @@ export interface QueueCancelOffer {
   call_id: string
   agents: string[]
   at: string
+  attachment?: unknown
 }
 export interface QueueTimeout {
   call_id: string
@@ -530,7 +531,7 @@ class Step {
       const idle_since = missed && a.status === 'available' ? this.at : a.idle_since
       this.setAgent({ ...a, claimed_by: null, idle_since })
     }
-    if (cancel && agents.length > 0) this.effects.push({ type: 'cancelOffer', params: { call_id: e.call_id, agents, at: this.at } })
+    if (cancel && agents.length > 0) this.effects.push({ type: 'cancelOffer', params: { call_id: e.call_id, agents, at: this.at, ...attachmentOf(e) } })
   }
 
   /** The ring for e ended unanswered: back to its place, or out if max wait passed meanwhile. */
@@ -672,7 +673,7 @@ class Step {
       if (e.phase === 'calling_back') this.offerFailed(e)
       else {
         this.dropFromOffer(e, user_id)
-        this.effects.push({ type: 'cancelOffer', params: { call_id: e.call_id, agents: [user_id], at: this.at } })
+        this.effects.push({ type: 'cancelOffer', params: { call_id: e.call_id, agents: [user_id], at: this.at, ...attachmentOf(e) } })
       }
     }
   }

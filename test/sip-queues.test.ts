@@ -85,6 +85,32 @@ describe.skipIf(!sipp || !sox)('real calls wait in queues', () => {
   )
 
   test(
+    'an agent logs out while their phone rings for the caller: the phone gets CANCEL at once, the caller waits on and reaches the timeout target',
+    async () => {
+      const a = await sipAccount(t, work, 2)
+      const [bob, carol] = a.lines as [Account['lines'][0], Account['lines'][0]]
+      // Bob's phone fails its scenario unless the CANCEL comes within 8 s of its ringing: the offer itself rings 15 s,
+      // and the caller's max wait (12 s) would cancel it too.
+      const bobRings = (await bob.register())('answer-ring-briefly.xml')
+      const carolAnswers = (await carol.register())('answer.xml')
+      const queue = await queueOf(a, [bob.user], { max_wait_seconds: 12, timeout_target: carol.user })
+      const number = await numberRoutedTo(a.c, queue)
+      const carrier = carrierCall(work, 'trunk-call-prompt.xml', number)
+      await until('Bob’s phone rings', async () => (await a.events()).some((e) => e.type === 'call.ringing' && e.data.user_id === bob.user), 30_000)
+      expect((await t.call('POST', `/v1/users/${bob.user}/queue-agent`, { ...a.c, body: { status: 'unavailable' } })).status).toBe(200)
+      expectAllPassed(await bobRings)
+      expectAllPassed(await carrier, await carolAnswers)
+
+      const call = await endedCallTo(a, number)
+      expect(call).toMatchObject({ status: 'completed', user_id: carol.user })
+      const events = await a.eventsOf(call.id)
+      expect(queueEvents(events).map((e) => e.type)).toEqual(['queue.call.queued', 'queue.call.dispatched', 'queue.call.timed_out'])
+      await a.stop()
+    },
+    withSipp(90_000),
+  )
+
+  test(
     'the caller hangs up while the agent’s phone rings: abandoned, and the agent’s phone gets CANCEL',
     async () => {
       const a = await sipAccount(t, work, 1)

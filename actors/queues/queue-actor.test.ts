@@ -119,6 +119,18 @@ describe('queue actor: a real caller', () => {
     expect(await queueEventTypes(callId)).toEqual(['queue.call.queued', 'queue.call.dispatched', 'queue.call.dispatched'])
   })
 
+  test('an agent logged out mid-offer: a cancel notice names them (the media role stops their phones), and the caller waits again', async () => {
+    const { host, notices } = queueHost()
+    const agent = newId('user')
+    const { queueId, callId } = await realCallerArrives(host, agent)
+    await host.fire(
+      await tellActor(database.db, clock, QUEUE_KIND, queueId, { type: 'AGENT_STATUS', user_id: agent, status: 'offline', at: clock.now().toISOString() }),
+    )
+    expect(notices.map((n) => n.kind)).toEqual(['offer', 'cancel'])
+    expect(notices[1]).toEqual({ kind: 'cancel', queue_id: queueId, call_id: callId, agents: [agent], at: clock.now().toISOString() })
+    expect(await queueEventTypes(callId)).toEqual(['queue.call.queued', 'queue.call.dispatched'])
+  })
+
   test('max wait: the caller times out with a notice (the media role goes on with the plan)', async () => {
     const { host, notices } = queueHost()
     // An agent who is logged out: nobody is offered the caller, who waits out max wait.

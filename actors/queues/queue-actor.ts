@@ -24,7 +24,16 @@
  * Every timer name is per caller (and per agent), never per step: several messages may
  * be applied in one step, and the last schedule of a name is the one that stays.
  */
-import { findEntry, maxWaitDeadline, type QueueCallBack, type QueueContext, type QueueOffer, type QueueTimeout, type QueueWake } from '../../machines/queue'
+import {
+  findEntry,
+  maxWaitDeadline,
+  type QueueCallBack,
+  type QueueCancelOffer,
+  type QueueContext,
+  type QueueOffer,
+  type QueueTimeout,
+  type QueueWake,
+} from '../../machines/queue'
 import { type QueueEmitted, withQueueAliases } from '../../machines/queue-events'
 import type { Clock } from '../../src/clock'
 import { newId } from '../../src/ids'
@@ -251,7 +260,10 @@ export function createQueueKind(opts: QueueKindOptions) {
         follow(fx, c, e, args.event?.type)
       },
       offer: (args: Args, o: QueueOffer) => ring(fx, ctxOf(args), o),
-      cancelOffer: (_: Args, x: { call_id: string; agents: string[] }) => {
+      cancelOffer: (args: Args, x: QueueCancelOffer) => {
+        // A real caller's agents ring on phones: the media role cancels theirs.
+        if (sipAttachmentOf(x.attachment))
+          return tellMedia(fx, { kind: 'cancel', queue_id: ctxOf(args).config.queue_id, call_id: x.call_id, agents: x.agents, at: x.at })
         for (const u of x.agents) {
           fx.cancelTimer(timer.answer(x.call_id, u))
           fx.cancelTimer(timer.decline(x.call_id, u))

@@ -126,7 +126,12 @@ interface Call {
   /** Menus the caller has been through (bounded by MAX_MENUS). */
   menus?: number
   /** The queue holding the caller (from its arrival until the call ends): the plan waits in `leave` until the queue lets the caller go on. */
-  queue?: { id: string; leave(how: 'timed_out' | 'answered' | 'ended'): void }
+  queue?: {
+    id: string
+    leave(how: 'timed_out' | 'answered' | 'ended'): void
+    /** The current offer's forks by agent (a cancel notice stops one agent's phones). */
+    offerForks?: Map<string, InviteHandle[]>
+  }
   /** The caller as call.* reports it (for the voicemail record, and a queue's caller). */
   fromNumber?: string
   fromName?: string | null
@@ -487,6 +492,8 @@ export function createB2bua(deps: B2buaDeps) {
     timeoutS: number,
     fromHeader: (tag: string) => string,
     calleeNumber: string,
+    /** Filled with each user's forks as they go out (a queue offer cancels one agent's). */
+    forksByUser?: Map<string, InviteHandle[]>,
   ): Promise<'answered' | 'busy' | 'no-answer'> =>
     new Promise((resolve) => {
       const forks: InviteHandle[] = []
@@ -539,6 +546,7 @@ export function createB2bua(deps: B2buaDeps) {
           }
           forks.push(handle)
           call.forks.push(handle)
+          forksByUser?.set(userId, [...(forksByUser.get(userId) ?? []), handle])
           handle.outcome
             .then((outcome) => {
               if (outcome.kind === 'answered') {
@@ -729,7 +737,14 @@ export function createB2bua(deps: B2buaDeps) {
       queue.leave('timed_out')
       return
     }
+    if (notice.kind === 'cancel') {
+      // Agents the queue took back from the offer (logged out): their phones stop ringing, the others ring on.
+      for (const agent of notice.agents) for (const f of queue.offerForks?.get(agent) ?? []) f.cancel()
+      return
+    }
     const offered_at = notice.offered_at
+    const forksByUser = new Map<string, InviteHandle[]>()
+    queue.offerForks = forksByUser
     void (async () => {
       const now = deps.clock.now()
       const users = await Promise.all(
@@ -737,7 +752,7 @@ export function createB2bua(deps: B2buaDeps) {
       )
       const reachable = users.filter((u) => u.contacts.length > 0)
       const fromHeader = call.fromHeader ?? ((tag: string) => `<sip:${call.fromNumber ?? 'anonymous'}@${deps.host}>;tag=${tag}`)
-      const end = reachable.length > 0 ? await ringStep(call, reachable, OFFER_RING_SECONDS, fromHeader, call.toNumber ?? '') : 'no-answer'
+      const end = reachable.length > 0 ? await ringStep(call, reachable, OFFER_RING_SECONDS, fromHeader, call.toNumber ?? '', forksByUser) : 'no-answer'
       if (end === 'answered') {
         tellQueue(call, queue.id, { type: 'AGENT_ANSWERED', call_id: call.id, user_id: call.users.callee!, offered_at, at: at() })
         queue.leave('answered')

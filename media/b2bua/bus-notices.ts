@@ -114,8 +114,9 @@ export function onQueueCaller(bus: Pick<Bus, 'subscribe'>, handle: (notice: Queu
     try {
       const n = JSON.parse(data) as Partial<QueueCallerNotice> & Record<string, unknown>
       if (typeof n.queue_id !== 'string' || typeof n.call_id !== 'string') return
-      if (n.kind === 'offer' && Array.isArray(n.agents) && n.agents.every((a) => typeof a === 'string') && typeof n.offered_at === 'string')
-        handle(n as QueueCallerNotice)
+      const agents = Array.isArray(n.agents) && n.agents.every((a) => typeof a === 'string')
+      if (n.kind === 'offer' && agents && typeof n.offered_at === 'string') handle(n as QueueCallerNotice)
+      else if (n.kind === 'cancel' && agents && typeof n.at === 'string') handle(n as QueueCallerNotice)
       else if (n.kind === 'timeout' && typeof n.at === 'string') handle(n as QueueCallerNotice)
     } catch {
       // Not a notice of this version.
