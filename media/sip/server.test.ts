@@ -85,6 +85,33 @@ describe('answers over each transport', () => {
   })
 })
 
+describe('extensions a request requires (RFC 3261 §8.2.2.3)', () => {
+  test('a Require this server does not support gets 420 with the tags in Unsupported, and the handler is not called; CANCEL is exempt', async () => {
+    const peer = await udpPeer()
+    try {
+      const invite = unique()
+      peer.send(request('INVITE', { port: peer.port, id: `ok-${invite}`, extra: ['Require: replaces, 100rel', 'Require: timer'] }), server.udpPort)
+      const register = unique()
+      peer.send(request('REGISTER', { port: peer.port, id: register, extra: ['Require: outbound'] }), server.udpPort)
+      const garbage = unique()
+      peer.send(request('OPTIONS', { port: peer.port, id: garbage, extra: ['Require: "quoted", ok'] }), server.udpPort)
+      const plain = unique()
+      peer.send(request('OPTIONS', { port: peer.port, id: plain, extra: ['Supported: replaces, timer'] }), server.udpPort)
+      const answerTo = (id: string) => peer.received.find((r) => r.includes(`Call-ID: ${id}@`) && !r.startsWith('SIP/2.0 100'))
+      await until(() => [`ok-${invite}`, register, garbage, plain].every((id) => answerTo(id)), 'four final answers')
+      expect(answerTo(`ok-${invite}`)).toStartWith('SIP/2.0 420 Bad Extension')
+      expect(answerTo(`ok-${invite}`)).toContain('Unsupported: replaces, 100rel, timer\r\n')
+      expect(answerTo(register)).toStartWith('SIP/2.0 420 ')
+      expect(answerTo(register)).toContain('Unsupported: outbound\r\n')
+      expect(answerTo(garbage)).toStartWith('SIP/2.0 400 ')
+      expect(answerTo(plain)).toStartWith('SIP/2.0 200 ')
+      expect(countCalls(`ok-${invite}@127.0.0.1`) + countCalls(`${register}@127.0.0.1`) + countCalls(`${garbage}@127.0.0.1`)).toBe(0)
+    } finally {
+      peer.close()
+    }
+  })
+})
+
 describe('server transactions', () => {
   test('a retransmitted REGISTER gets the same response and calls the handler once (UDP)', async () => {
     const peer = await udpPeer()

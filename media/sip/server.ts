@@ -73,6 +73,32 @@ export interface SipServer {
 /** Why a request was refused, for the person reading the phone's log (RFC 3261 §20.43, code 399: miscellaneous). */
 const warning = (reason: string): readonly [string, string] => ['Warning', `399 sip-server "${reason.replace(/["\\]/g, '')}"`]
 
+/**
+ * SIP extensions a request may require of this server (RFC 3261 §8.2.2.3, `Require`).
+ * None: a phone asking for reliable provisionals (100rel), session timers, outbound
+ * or a dialog to replace in an INVITE (RFC 3891; Replaces is taken in a REFER's
+ * Refer-To only) is refused 420 with the tags listed in `Unsupported`, and tries
+ * again without them or gives up, rather than counting on what we would not do.
+ */
+export const SUPPORTED_OPTION_TAGS: ReadonlySet<string> = new Set()
+
+const OPTION_TAG = /^[A-Za-z0-9.!%*_+`'~-]+$/
+
+/**
+ * The option tags a request requires that this server does not support (a CANCEL's
+ * count for nothing: §8.2.2.3); `malformed` when a tag is not a token.
+ */
+export function unsupportedRequirements(request: Pick<IncomingRequestMessage, 'method' | 'getHeaders'>): string[] | 'malformed' {
+  if (request.method === 'CANCEL' || request.method === 'ACK') return []
+  const tags = request
+    .getHeaders('require')
+    .flatMap((v) => v.split(','))
+    .map((t) => t.trim())
+    .filter((t) => t !== '')
+  if (!tags.every((t) => OPTION_TAG.test(t))) return 'malformed'
+  return [...new Set(tags.filter((t) => !SUPPORTED_OPTION_TAGS.has(t.toLowerCase())))]
+}
+
 /** Requests that are never answered statelessly when refused: answering an ACK is a protocol error. */
 const isAck = (basis: RequestBasis) => basis.method.toUpperCase() === 'ACK'
 
@@ -113,6 +139,15 @@ export async function startSipServer(options: SipServerOptions): Promise<SipServ
     }
     if (request.method === 'CANCEL') {
       cancelInvite(request, basis, respond)
+      return
+    }
+    const unsupported = unsupportedRequirements(request)
+    if (unsupported === 'malformed') {
+      respond({ status: 400, headers: [warning('malformed Require')] })
+      return
+    }
+    if (unsupported.length > 0) {
+      respond({ status: 420, headers: [['Unsupported', unsupported.join(', ')]] })
       return
     }
     // A handler that never answers must not hold its transaction for ever.
