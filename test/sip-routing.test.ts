@@ -12,7 +12,6 @@
  *  - the trunk calls a number no account holds: 404, and no call.
  */
 import { describe, expect, test } from 'bun:test'
-import dgram from 'node:dgram'
 import { copyFileSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { callRouter } from '../actors/calls/call-router'
@@ -20,7 +19,7 @@ import { pcmWav } from './fixtures/pcm-wav'
 import { upload } from './fixtures/upload'
 import { until } from './support/polling'
 import { startTestService } from './support/service'
-import { CARRIER_CALLER, carrierNumbers, expectAllPassed, sipAccount, sipWorkFolder, sipp, sox, withSipp } from './support/sip-phones'
+import { CARRIER_CALLER, carrierNumbers, expectAllPassed, sipAccount, sipWorkFolder, sipp, sox, trunkInviteStatus, withSipp } from './support/sip-phones'
 import { startWebhookReceiver } from './support/webhook-receiver'
 
 const t = await startTestService({ WEBHOOK_ALLOW_PRIVATE_TARGETS: '1', SIP_TRUNK_SOURCES: '127.0.0.1' })
@@ -41,44 +40,6 @@ async function ringGroupOf(strategy: 'simultaneous' | 'sequential') {
   const group = await t.call('POST', '/v1/ring_groups', { ...a.c, body: { name: 'Front desk', strategy, members } })
   expect(group.status).toBe(200)
   return { a, alice, bob, carol, bobPhone, carolPhone, group: group.body.id as string }
-}
-
-/** An INVITE from the carrier's address, over plain UDP: the first final answer's status line. */
-async function trunkInviteStatus(to: string): Promise<string> {
-  const socket = dgram.createSocket('udp4')
-  await new Promise<void>((r) => socket.bind(0, '127.0.0.1', () => r()))
-  const port = socket.address().port
-  const sdp = ['v=0', 'o=c 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', 'm=audio 40000 RTP/AVP 0', 'a=rtpmap:0 PCMU/8000', ''].join('\r\n')
-  const invite = [
-    `INVITE sip:${to}@127.0.0.1 SIP/2.0`,
-    `Via: SIP/2.0/UDP 127.0.0.1:${port};branch=z9hG4bK${crypto.randomUUID().slice(0, 8)};rport`,
-    `From: <sip:${CARRIER_CALLER}@carrier.example>;tag=c1`,
-    `To: <sip:${to}@127.0.0.1>`,
-    `Call-ID: ${crypto.randomUUID()}@carrier.example`,
-    'CSeq: 1 INVITE',
-    `Contact: <sip:${CARRIER_CALLER}@127.0.0.1:${port}>`,
-    'Max-Forwards: 70',
-    'Content-Type: application/sdp',
-    `Content-Length: ${Buffer.byteLength(sdp)}`,
-    '',
-    sdp,
-  ].join('\r\n')
-  const final = new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('no final answer to the INVITE')), 10_000)
-    socket.on('message', (m) => {
-      const status = m.toString().split('\r\n')[0]!
-      if (/^SIP\/2\.0 [2-6]\d\d/.test(status)) {
-        clearTimeout(timer)
-        resolve(status)
-      }
-    })
-  })
-  socket.send(invite, t.service.sip!.udpPort, '127.0.0.1')
-  try {
-    return await final
-  } finally {
-    socket.close()
-  }
 }
 
 if (!sipp || !sox)
@@ -266,6 +227,6 @@ describe.skipIf(!sipp || !sox)('real calls follow the routing', () => {
   )
 
   test('a carrier calling a number nobody holds gets 404 and no call starts', async () => {
-    expect(await trunkInviteStatus('+15550199999')).toBe('SIP/2.0 404 No Such Number')
+    expect(await trunkInviteStatus(t, '+15550199999')).toBe('SIP/2.0 404 No Such Number')
   })
 })

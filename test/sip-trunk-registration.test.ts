@@ -8,11 +8,10 @@
  * the accounts' numbers are inbound calls (test/sip-routing.test.ts covers those).
  */
 import { describe, expect, test } from 'bun:test'
-import dgram from 'node:dgram'
 import { until } from './support/polling'
 import { freePort } from './support/scratch-postgres'
 import { startTestService } from './support/service'
-import { expectAllPassed, runSipp, sipWorkFolder, sipp, withSipp } from './support/sip-phones'
+import { expectAllPassed, runSipp, sipWorkFolder, sipp, trunkInviteStatus, withSipp } from './support/sip-phones'
 
 const TRUNK = { username: 'trunk-reg-user', password: 'trunk-reg-pass-0123' }
 
@@ -43,7 +42,7 @@ describe.skipIf(!sipp)('registration with the carrier trunk', () => {
       expect(registration.state).toMatchObject({ registered: true, last: 200, failures: 0 })
       // The trunk's own address is where its inbound calls come from: an INVITE from there to a number no account holds
       // is a carrier's call (404), not a phone's that must authenticate (407).
-      expect(await inviteStatus(t.service.sip!.udpPort, '+15550001111')).toBe(404)
+      expect(await trunkInviteStatus(t, '+15550001111')).toBe('SIP/2.0 404 No Such Number')
       await t.stop()
       expectAllPassed(await registrar)
       expect(registration.state.registered).toBe(false)
@@ -51,42 +50,3 @@ describe.skipIf(!sipp)('registration with the carrier trunk', () => {
     withSipp(90_000),
   )
 })
-
-/** The final status the service answers a bare INVITE (no credentials) to `number` from 127.0.0.1 with. */
-async function inviteStatus(sipPort: number, number: string): Promise<number> {
-  const socket = dgram.createSocket('udp4')
-  await new Promise<void>((r) => socket.bind(0, '127.0.0.1', () => r()))
-  const port = socket.address().port
-  const sdp = ['v=0', 'o=c 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', `m=audio ${port + 2} RTP/AVP 8`, 'a=rtpmap:8 PCMA/8000', ''].join(
-    '\r\n',
-  )
-  const invite = [
-    `INVITE sip:${number}@127.0.0.1:${sipPort} SIP/2.0`,
-    `Via: SIP/2.0/UDP 127.0.0.1:${port};branch=z9hG4bK${crypto.randomUUID().slice(0, 8)};rport`,
-    `From: <sip:+15551230000@carrier.example>;tag=c1`,
-    `To: <sip:${number}@127.0.0.1>`,
-    `Call-ID: ${crypto.randomUUID()}@carrier.example`,
-    'CSeq: 1 INVITE',
-    `Contact: <sip:+15551230000@127.0.0.1:${port}>`,
-    'Max-Forwards: 70',
-    'Content-Type: application/sdp',
-    `Content-Length: ${Buffer.byteLength(sdp)}`,
-    '',
-    sdp,
-  ].join('\r\n')
-  try {
-    return await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('no final response to the INVITE within 5 s')), 5_000)
-      socket.on('message', (data) => {
-        const status = Number(/^SIP\/2\.0 (\d{3})/.exec(data.toString())?.[1] ?? 0)
-        if (status >= 200) {
-          clearTimeout(timer)
-          resolve(status)
-        }
-      })
-      socket.send(invite, sipPort, '127.0.0.1')
-    })
-  } finally {
-    socket.close()
-  }
-}

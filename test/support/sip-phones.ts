@@ -6,6 +6,7 @@
  * number of lines (a transfer needs three phones).
  */
 import { expect } from 'bun:test'
+import dgram from 'node:dgram'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -185,6 +186,44 @@ export async function sipAccount(t: TestService, work: string, count: number, o:
 
 /** The calling number a carrier trunk (sipp from 127.0.0.1, SIP_TRUNK_SOURCES) presents. */
 export const CARRIER_CALLER = '+15551230000'
+
+/** An INVITE from the carrier's address, over plain UDP: the first final answer's status line. */
+export async function trunkInviteStatus(t: TestService, to: string): Promise<string> {
+  const socket = dgram.createSocket('udp4')
+  await new Promise<void>((r) => socket.bind(0, '127.0.0.1', () => r()))
+  const port = socket.address().port
+  const sdp = ['v=0', 'o=c 1 1 IN IP4 127.0.0.1', 's=-', 'c=IN IP4 127.0.0.1', 't=0 0', 'm=audio 40000 RTP/AVP 0', 'a=rtpmap:0 PCMU/8000', ''].join('\r\n')
+  const invite = [
+    `INVITE sip:${to}@127.0.0.1 SIP/2.0`,
+    `Via: SIP/2.0/UDP 127.0.0.1:${port};branch=z9hG4bK${crypto.randomUUID().slice(0, 8)};rport`,
+    `From: <sip:${CARRIER_CALLER}@carrier.example>;tag=c1`,
+    `To: <sip:${to}@127.0.0.1>`,
+    `Call-ID: ${crypto.randomUUID()}@carrier.example`,
+    'CSeq: 1 INVITE',
+    `Contact: <sip:${CARRIER_CALLER}@127.0.0.1:${port}>`,
+    'Max-Forwards: 70',
+    'Content-Type: application/sdp',
+    `Content-Length: ${Buffer.byteLength(sdp)}`,
+    '',
+    sdp,
+  ].join('\r\n')
+  const final = new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('no final answer to the INVITE')), 10_000)
+    socket.on('message', (m) => {
+      const status = m.toString().split('\r\n')[0]!
+      if (/^SIP\/2\.0 [2-6]\d\d/.test(status)) {
+        clearTimeout(timer)
+        resolve(status)
+      }
+    })
+  })
+  socket.send(invite, t.service.sip!.udpPort, '127.0.0.1')
+  try {
+    return await final
+  } finally {
+    socket.close()
+  }
+}
 
 /** Numbers a carrier trunk delivers calls to, and the calls it made. */
 export function carrierNumbers(t: TestService) {

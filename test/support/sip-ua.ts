@@ -138,6 +138,32 @@ export async function startUa(account: SipAccount, server: { port: number; host?
       o.body ?? '',
     ].join('\r\n')
 
+  /** The Authorization value answering a challenge's MD5 offer (qop=auth, nc 1) with this account's name and `password`. */
+  const authorizationFor = (
+    challenge: UaMessage,
+    header: 'www-authenticate' | 'proxy-authenticate',
+    method: string,
+    uri: string,
+    password = account.password,
+  ) => {
+    const offered = (challenge.headers.get(header) ?? []).find((v) => /algorithm=MD5/i.test(v)) ?? ''
+    const param = (name: string) => new RegExp(`${name}="?([^",]+)"?`, 'i').exec(offered)?.[1] ?? ''
+    const [realm, nonce] = [param('realm'), param('nonce')]
+    const response = digestResponse({
+      algorithm: 'MD5',
+      username: account.username,
+      realm,
+      password,
+      method,
+      uri,
+      nonce,
+      nc: '00000001',
+      cnonce: 'ua1',
+      qop: 'auth',
+    })
+    return `Digest username="${account.username}", realm="${realm}", nonce="${nonce}", uri="${uri}", response="${response}", algorithm=MD5, qop=auth, nc=00000001, cnonce="ua1"`
+  }
+
   const ack = (d: UaDialog, cseq: number, uri: string, branch?: string) =>
     send(request({ method: 'ACK', uri, from: d.from, to: d.to, callId: d.callId, cseq, branch }))
 
@@ -156,23 +182,7 @@ export async function startUa(account: SipAccount, server: { port: number; host?
       const challenge = await finalResponse(callId, 1, 'INVITE')
       if (statusOf(challenge) !== 407) throw new Error(`INVITE answered ${challenge.firstLine}`)
       send(request({ method: 'ACK', uri, from, to: one(challenge, 'to'), callId, cseq: 1, branch: first }))
-      const offered = (challenge.headers.get('proxy-authenticate') ?? []).find((v) => /algorithm=MD5/i.test(v)) ?? ''
-      const param = (name: string) => new RegExp(`${name}="?([^",]+)"?`, 'i').exec(offered)?.[1] ?? ''
-      const realm = param('realm')
-      const nonce = param('nonce')
-      const response = digestResponse({
-        algorithm: 'MD5',
-        username: account.username,
-        realm,
-        password: account.password,
-        method: 'INVITE',
-        uri,
-        nonce,
-        nc: '00000001',
-        cnonce: 'ua1',
-        qop: 'auth',
-      })
-      const auth = `Digest username="${account.username}", realm="${realm}", nonce="${nonce}", uri="${uri}", response="${response}", algorithm=MD5, qop=auth, nc=00000001, cnonce="ua1"`
+      const auth = authorizationFor(challenge, 'proxy-authenticate', 'INVITE', uri)
       send(request({ method: 'INVITE', uri, from, to: plainTo, callId, cseq: 2, body: sdp('sendrecv'), extra: [`Proxy-Authorization: ${auth}`] }))
       const answer = await finalResponse(callId, 2, 'INVITE')
       if (statusOf(answer) !== 200) throw new Error(`INVITE answered ${answer.firstLine}`)
@@ -194,22 +204,7 @@ export async function startUa(account: SipAccount, server: { port: number; host?
       send(request({ method: 'REGISTER', uri, from, to, callId, cseq: 1, extra }))
       const challenge = await final(1)
       if (!challenge || statusOf(challenge) !== 401) return challenge ? statusOf(challenge) : 0
-      const offered = (challenge.headers.get('www-authenticate') ?? []).find((v) => /algorithm=MD5/i.test(v)) ?? ''
-      const param = (name: string) => new RegExp(`${name}="?([^",]+)"?`, 'i').exec(offered)?.[1] ?? ''
-      const [realm, nonce] = [param('realm'), param('nonce')]
-      const response = digestResponse({
-        algorithm: 'MD5',
-        username: account.username,
-        realm,
-        password,
-        method: 'REGISTER',
-        uri,
-        nonce,
-        nc: '00000001',
-        cnonce: 'ua1',
-        qop: 'auth',
-      })
-      const auth = `Digest username="${account.username}", realm="${realm}", nonce="${nonce}", uri="${uri}", response="${response}", algorithm=MD5, qop=auth, nc=00000001, cnonce="ua1"`
+      const auth = authorizationFor(challenge, 'www-authenticate', 'REGISTER', uri, password)
       send(request({ method: 'REGISTER', uri, from, to, callId, cseq: 2, extra: [...extra, `Authorization: ${auth}`] }))
       const answer = await final(2)
       return answer ? statusOf(answer) : 0
