@@ -253,6 +253,9 @@ export function pstnNumber(dialed: string): string | undefined {
 /** What the simulated far end says: the voice simulated recordings are made of, for as long as it talks. */
 const simulatedFarEndVoice = (seed: string, seconds: number) => decodeWavSamples(simulatedRecordingWav({ seed, durationMs: Math.max(1, seconds) * 1000 }))
 const header = (r: { getHeader(name: string): string | undefined }, name: string) => r.getHeader(name) ?? ''
+/** A header of a request we built (written with its canonical name). */
+const headerOf = (r: OutgoingRequest, name: string) => r.headers.find(([n]) => n === name)?.[1] ?? ''
+const cseqOf = (r: OutgoingRequest) => Number.parseInt(headerOf(r, 'CSeq') || '1', 10)
 
 export function createB2bua(deps: B2buaDeps) {
   const calls = new Map<string, Call>()
@@ -389,15 +392,32 @@ export function createB2bua(deps: B2buaDeps) {
     }
   }
 
+  /** A 200 to our INVITE that came again (our ACK was lost): acknowledged again, in the INVITE's own dialog and CSeq. */
+  const ackRetransmitted2xx = (call: Call, contact: CalleeContact, request: OutgoingRequest) => (response: IncomingResponseMessage) => {
+    const target: SipSource = { transport: contact.transport, address: contact.address, port: contact.port }
+    const ack = ackFor2xx(
+      {
+        uri: call.callee?.remoteTarget ?? contact.uri,
+        from: headerOf(request, 'From'),
+        to: header(response, 'to'),
+        callId: headerOf(request, 'Call-ID'),
+        cseq: cseqOf(request),
+      },
+      deps.sip.sentBy(target.transport),
+      target,
+    )
+    deps.sip.sendRaw(ack, target)
+  }
+
   /** The callee's 200: confirm its dialog, answer the caller, bridge the media. */
   const answered = (call: Call, contact: CalleeContact, request: OutgoingRequest, response: IncomingResponseMessage, userId: string | undefined) => {
     const to = header(response, 'to')
     const remoteTarget = (response.parseHeader('contact') as { uri?: { toString(): string } } | undefined)?.uri?.toString() ?? contact.uri
     const target: SipSource = { transport: contact.transport, address: contact.address, port: contact.port }
-    const from = request.headers.find(([n]) => n === 'From')![1]
-    const callId = request.headers.find(([n]) => n === 'Call-ID')![1]
+    const from = headerOf(request, 'From')
+    const callId = headerOf(request, 'Call-ID')
     // The INVITE's own CSeq (2 after a carrier's digest challenge): the ACK and our next in-dialog request follow it.
-    const cseq = Number.parseInt(request.headers.find(([n]) => n === 'CSeq')?.[1] ?? '1', 10)
+    const cseq = cseqOf(request)
     deps.sip.sendRaw(ackFor2xx({ uri: remoteTarget, from, to, callId, cseq }, deps.sip.sentBy(target.transport), target), target)
     if (call.state !== 'ringing') {
       // Another phone won, or the caller left meanwhile: this one is hung up at once.
@@ -521,21 +541,7 @@ export function createB2bua(deps: B2buaDeps) {
                 rang.add(userId)
                 tell(call, { type: 'RING', user_id: userId, at: at() })
               },
-              onRetransmitted2xx: (response) =>
-                deps.sip.sendRaw(
-                  ackFor2xx(
-                    {
-                      uri: call.callee?.remoteTarget ?? contact.uri,
-                      from: request.headers[0]![1],
-                      to: header(response, 'to'),
-                      callId,
-                      cseq: 1,
-                    },
-                    deps.sip.sentBy(target.transport),
-                    target,
-                  ),
-                  target,
-                ),
+              onRetransmitted2xx: ackRetransmitted2xx(call, contact, request),
             })
           } catch (err) {
             // A contact that cannot be sent to (a phone gone from its address) is a fork that failed.
@@ -1074,21 +1080,7 @@ export function createB2bua(deps: B2buaDeps) {
           if (!call.earlyAnswer) ctx?.provisional({ status: 180 })
           tell(call, { type: 'RING', at: at() })
         },
-        onRetransmitted2xx: (response) =>
-          deps.sip.sendRaw(
-            ackFor2xx(
-              {
-                uri: call.callee?.remoteTarget ?? contact.uri,
-                from: request.headers[0]![1],
-                to: header(response, 'to'),
-                callId,
-                cseq: Number.parseInt(request.headers.find(([n]) => n === 'CSeq')![1], 10),
-              },
-              deps.sip.sentBy(target.transport),
-              target,
-            ),
-            target,
-          ),
+        onRetransmitted2xx: ackRetransmitted2xx(call, contact, request),
       })
       call.forks.push(handle)
       return handle.outcome
