@@ -11506,6 +11506,7 @@ export interface operations {
     parameters: {
       query?: {
         direction?: 'inbound' | 'outbound' | 'internal'
+        /** @description calls this device (a desk phone, a DECT handset) placed or answered */
         endpoint_id?: string
         /** @description related lists to inline */
         'expand[]'?: 'recording'[]

@@ -55,6 +55,8 @@ export interface CallInput {
   emergency?: EmergencyInfo
   /** start recording when the call is answered by a user. */
   record?: boolean
+  /** the device (endpoint) that placed the call: a real phone's line, or the phone a click-to-call rang first. */
+  from_endpoint?: string
 }
 
 // ---------------------------------------------------------------- input events
@@ -63,8 +65,8 @@ type At = { at: string }
 export type CallMachineEvent =
   /** a user's devices (or, without user_id, the remote side) start ringing. */
   | ({ type: 'RING'; user_id?: string | null } & At)
-  /** answered by a rung user (user_id) or, without user_id, by the remote non-user party. */
-  | ({ type: 'ANSWER'; user_id?: string | null } & At)
+  /** answered by a rung user (user_id) or, without user_id, by the remote non-user party; `endpoint_id`: the device that answered, when a phone did. */
+  | ({ type: 'ANSWER'; user_id?: string | null; endpoint_id?: string | null } & At)
   /** answered by voicemail / a greeting: signalling answer with nobody connected; `box`: whose box, when the call's input could not say (a real call's menu led there). */
   | ({ type: 'VOICEMAIL'; box?: { type: 'user' | 'shared'; id: string } } & At)
   /**
@@ -229,6 +231,8 @@ export interface CallContext {
   connected_at: string | null
   /** the user who took the call, null when nobody (remote party, voicemail or unanswered). */
   answered_by: string | null
+  /** the device that took the call, when a phone did (absent otherwise, and in older snapshots). */
+  answered_endpoint?: string
   /** the user a completed warm transfer handed the call to (absent when none, and in older snapshots). */
   handed_to?: string
   /** on hold because a phone put it there (absent when not, and in older snapshots): the API cannot take that hold off. */
@@ -555,6 +559,7 @@ export const callMachine = setup({
               answered_at: event.at,
               connected_at: event.at,
               answered_by: (event as Ev<'ANSWER'>).user_id ?? null,
+              ...((event as Ev<'ANSWER'>).endpoint_id ? { answered_endpoint: (event as Ev<'ANSWER'>).endpoint_id! } : {}),
               recording: context.input.record ? { on: true, paused: false } : context.recording,
             })),
             { type: 'emit', params: ({ context }) => ({ type: 'call.answered' as const, data: answeredData(context) }) },

@@ -41,7 +41,7 @@ async function phoneOf(c: { key: string; account: string }, user: string) {
   const extension = list.body.data.find((e: any) => e.id === extensionId).number as string
   const phone = await f.deskphone(c, { lines: [{ user, extension: extensionId }] })
   const lines = await t.call('GET', `/v1/deskphones/${phone.id}/lines`, c)
-  return { extension, account: lines.body.data[0].sip_credentials as SipAccount }
+  return { extension, device: phone.id as string, account: lines.body.data[0].sip_credentials as SipAccount }
 }
 
 /**
@@ -173,6 +173,11 @@ describe.skipIf(!sipp || !sox)('internal calls between two sipp phones through t
       expect(events[1].data.user_id).toBe(p.bob)
       expect(events[2].data).toMatchObject({ user_id: p.bob })
       expect(events[3].data).toMatchObject({ status: 'completed' })
+      // The log knows both phones: the one that placed the call and the one that answered it.
+      const byEndpoint = async (id: string) => (await t.call('GET', `/v1/calls?endpoint_id=${id}`, p.c)).body.data.map((c: any) => c.id)
+      expect(await byEndpoint(p.caller.device)).toEqual([log.id])
+      expect(await byEndpoint(p.callee.device)).toEqual([log.id])
+      expect(await byEndpoint((await f.deskphone(p.c, {})).id)).toEqual([])
 
       const media = t.service.media!.b2bua.recentMedia().find((m) => m.call_id === log.id)
       expect(media).toBeDefined()
@@ -306,6 +311,9 @@ describe.skipIf(!sipp || !sox)('click-to-call (POST /v1/calls) rings real phones
       expect(events.map((e) => e.type)).toEqual(['call.initiated', 'call.ringing', 'call.answered', 'call.end'])
       expect(events[0].data).toMatchObject({ user_id: p.alice })
       expect(events[1].data.user_id).toBe(p.bob)
+      // Alice's phone placed it (it rang first), Bob's answered it.
+      for (const phone of [p.caller.device, p.callee.device])
+        expect((await t.call('GET', `/v1/calls?endpoint_id=${phone}`, p.c)).body.data.map((c: any) => c.id)).toEqual([id])
     },
     withSipp(90_000),
   )

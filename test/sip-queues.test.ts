@@ -58,6 +58,10 @@ describe.skipIf(!sipp || !sox)('real calls wait in queues', () => {
       expect(q[0].data).toMatchObject({ queue: queue, queue_name: 'Help desk', to_number: number })
       expect(q[2].data.agent_user).toBe(carol.user)
       expect(q[3].data.agent_user).toBe(carol.user)
+      // The phone that took the call is the agent's endpoint, as the call log's endpoint filter knows it.
+      expect([q[2].data.agent_endpoint, q[3].data.agent_endpoint]).toEqual([carol.device, carol.device])
+      expect((await t.call('GET', `/v1/calls?endpoint_id=${carol.device}`, a.c)).body.data.map((c: any) => c.id)).toEqual([call.id])
+      expect((await t.call('GET', `/v1/calls?endpoint_id=${bob.device}`, a.c)).body.data).toEqual([])
       const calls = events.filter((e) => e.type.startsWith('call.') && !e.type.startsWith('call.command_')).map((e) => e.type)
       expect(calls[0]).toBe('call.incoming')
       expect(calls.slice(-2)).toEqual(['call.answered', 'call.end'])

@@ -114,6 +114,7 @@ function project(now: Date, c: CallContext & { input: CallActorInput }, ev: Call
             startedAt: new Date(input.started_at),
             relatedCall: input.placed_by_transfer?.related_call ?? input.consultation?.related_call ?? null,
             simulated: input.simulated ?? false,
+            ...(input.from_endpoint ? { fromEndpoint: input.from_endpoint } : {}),
             updatedAt: now,
           },
         },
@@ -131,6 +132,7 @@ function project(now: Date, c: CallContext & { input: CallActorInput }, ev: Call
             connectedAt: date(ev.data.connected_at),
             userId: ev.data.user_id,
             toUserId: ev.data.to_user_id,
+            ...(c.answered_endpoint ? { endpoint: c.answered_endpoint } : {}),
           },
         },
       ]

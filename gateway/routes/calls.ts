@@ -118,7 +118,7 @@ export function callRoutes(deps: GatewayDeps, base: ReturnType<typeof requestCon
           {
             ...listQuery,
             user_id: t.Optional(Id()),
-            endpoint_id: t.Optional(Id()),
+            endpoint_id: t.Optional(Id('calls this device (a desk phone, a DECT handset) placed or answered')),
             direction: S.DirectionFilter,
             from_number: t.Optional(t.String({ maxLength: 32 })),
             to_number: t.Optional(t.String({ maxLength: 32 })),

@@ -141,6 +141,8 @@ interface Call {
   toNumber?: string
   /** The user on each side, when a user's phone is there: who a REFER from that side transfers for. */
   users: { caller?: string; callee?: string }
+  /** The device of the user's phone that answered (a queue's agent_endpoint). */
+  calleeDevice?: string
   /**
    * The side of the call's user, the one the API acts for (POST /v1/calls/{id}): its
    * hold holds the other side, its transfer hands the other side over. The caller for
@@ -432,13 +434,14 @@ export function createB2bua(deps: B2buaDeps) {
     bySipCallId.set(callId, { call, side: 'callee' })
     call.state = 'answered'
     call.users.callee = userId
+    if (userId) call.calleeDevice = contact.device
     for (const f of call.forks) f.cancel()
     if (answer && codec) call.media.setCallee({ address: answer.address, port: answer.port, codec, dtmfPayloadType: answer.dtmfPayloadType })
     if (call.transferred) connectTransferred(call)
     // A queue's music, or a prompt still playing: the agent's voice now.
     call.media.stopPlaying('caller')
     if (call.owner.recording && deps.recordings) call.recording = call.media.startRecording()
-    tell(call, { type: 'ANSWER', user_id: userId, at: at() })
+    tell(call, { type: 'ANSWER', user_id: userId, ...(userId ? { endpoint_id: contact.device } : {}), at: at() })
     call.answerCaller({
       status: 200,
       headers: [['Contact', contactOf(call.caller.via.transport)]],
@@ -760,7 +763,14 @@ export function createB2bua(deps: B2buaDeps) {
       const fromHeader = call.fromHeader ?? ((tag: string) => `<sip:${call.fromNumber ?? 'anonymous'}@${deps.host}>;tag=${tag}`)
       const end = reachable.length > 0 ? await ringStep(call, reachable, OFFER_RING_SECONDS, fromHeader, call.toNumber ?? '', forksByUser) : 'no-answer'
       if (end === 'answered') {
-        tellQueue(call, queue.id, { type: 'AGENT_ANSWERED', call_id: call.id, user_id: call.users.callee!, offered_at, at: at() })
+        tellQueue(call, queue.id, {
+          type: 'AGENT_ANSWERED',
+          call_id: call.id,
+          user_id: call.users.callee!,
+          ...(call.calleeDevice ? { endpoint_id: call.calleeDevice } : {}),
+          offered_at,
+          at: at(),
+        })
         queue.leave('answered')
         return
       }
@@ -953,6 +963,7 @@ export function createB2bua(deps: B2buaDeps) {
       owner: { platformId: owner.platformId, accountId: owner.accountId, mode: owner.mode },
       record: owner.recording && deps.recordings !== undefined,
       media_node: deps.node,
+      from_endpoint: line.lineDevice,
     }
     let contacts: CalleeContact[] = []
     let start: SipCallStart
@@ -2010,6 +2021,7 @@ export function createB2bua(deps: B2buaDeps) {
         owner: { platformId: owner.platformId, accountId: owner.accountId, mode: owner.mode },
         record: call.owner.recording && deps.recordings !== undefined,
         media_node: deps.node,
+        from_endpoint: phone.device,
         ...(emergency ? { emergency } : {}),
       })
     } catch (err) {
@@ -2066,6 +2078,7 @@ export function createB2bua(deps: B2buaDeps) {
         owner: { platformId: owner.platformId, accountId: owner.accountId, mode: owner.mode },
         record: call.owner.recording && deps.recordings !== undefined,
         media_node: deps.node,
+        from_endpoint: phone.device,
       })
     } catch (err) {
       log?.error({ err }, 'click-to-call not started')

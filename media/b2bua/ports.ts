@@ -29,6 +29,8 @@ export interface SipCallStart {
   media_node: string
   /** Record the call once answered (the account's recording_enabled). */
   record?: boolean
+  /** The device that placed the call: the caller's line, or the phone a click-to-call rang first. */
+  from_endpoint?: string
   /** An emergency call (911, 933): what call.emergency reports. */
   emergency?: EmergencyCallInfo
   /** The call a blind transfer placed: the transferred call's id. */
@@ -81,7 +83,7 @@ export interface QueueStep {
 
 /** What the agents' phones did with an offer (`offered_at` names it), or the caller's end: the queue machine's events. */
 export type QueueCallerEvent =
-  | { type: 'AGENT_ANSWERED'; call_id: string; user_id: string; offered_at: string; at: string }
+  | { type: 'AGENT_ANSWERED'; call_id: string; user_id: string; endpoint_id?: string; offered_at: string; at: string }
   | { type: 'OFFER_ENDED'; call_id: string; offered_at: string; at: string }
   | { type: 'CALL_ENDED'; call_id: string; at: string }
 
@@ -98,7 +100,8 @@ export interface CallQueues {
 /** The call machine's events a SIP call produces (machines/call.ts CallMachineEvent). */
 export type SipCallEvent =
   | { type: 'RING'; user_id?: string; at: string }
-  | { type: 'ANSWER'; user_id?: string; at: string }
+  /** `endpoint_id`: the device that answered, when a user's phone did. */
+  | { type: 'ANSWER'; user_id?: string; endpoint_id?: string; at: string }
   | { type: 'BUSY'; at: string }
   | { type: 'FAIL'; reason?: string; at: string }
   | { type: 'HANGUP'; side: 'caller' | 'callee'; at: string }

@@ -93,6 +93,8 @@ export const expectAllPassed = (...runs: SippResult[]) => {
 export interface Line {
   user: string
   extension: string
+  /** The desk phone the line is on (the call log's endpoint). */
+  device: string
   account: SipAccount
   /** Registers the line with sipp (digest) from a port; `answer(scenario, fields)` then runs a sipp UAS there. */
   register(): Promise<(scenario: string, fields?: string[]) => Promise<SippResult>>
@@ -120,6 +122,7 @@ export async function sipAccount(t: TestService, work: string, count: number, o:
     return {
       user,
       extension,
+      device: phone.id,
       account,
       async register() {
         const port = await freePort()

@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm'
 import { boolean, doublePrecision, index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core'
 import { accounts } from './accounts'
 import { ts } from './columns'
@@ -31,10 +32,16 @@ export const calls = pgTable(
     summary: text('summary'),
     sentiment: jsonb('sentiment'),
     simulated: boolean('simulated').notNull().default(false),
+    /** The devices (endpoints) that placed or answered the call, for the log's endpoint_id filter. */
+    endpointIds: text('endpoint_ids').array().notNull().default(sql`'{}'::text[]`),
     createdAt: ts('created_at').notNull(),
     updatedAt: ts('updated_at').notNull(),
   },
-  (t) => [index('calls_account_page_idx').on(t.accountId, t.createdAt, t.id), index('calls_account_user_idx').on(t.accountId, t.userId)],
+  (t) => [
+    index('calls_account_page_idx').on(t.accountId, t.createdAt, t.id),
+    index('calls_account_user_idx').on(t.accountId, t.userId),
+    index('calls_endpoints_idx').using('gin', t.endpointIds),
+  ],
 )
 
 /** A paused stretch of a recording, in ms from its start (the answer); `to` null while still paused. */

@@ -88,6 +88,7 @@ export function startingCallView(c: StartingCall) {
     summary: null,
     sentiment: null,
     simulated: c.simulated,
+    endpointIds: [],
     createdAt: started,
     updatedAt: started,
   })
@@ -104,7 +105,7 @@ export function parseDateBound(value: string | undefined, field: string, end: bo
 
 export interface CallFilters {
   user_id?: string
-  /** Calls that involved this device endpoint; no call records endpoints yet, so none match. */
+  /** Calls that a device (endpoint) placed or answered. */
   endpoint_id?: string
   direction?: CallRow['direction']
   from_number?: string
@@ -117,7 +118,7 @@ export interface CallFilters {
 export function listCalls(db: Db, accountId: string, f: CallFilters, page: PageRequest) {
   const where: (SQL | undefined)[] = [eq(calls.accountId, accountId)]
   if (f.user_id) where.push(eq(calls.userId, f.user_id))
-  if (f.endpoint_id) where.push(sql`false`)
+  if (f.endpoint_id) where.push(sql`${calls.endpointIds} @> array[${f.endpoint_id}]::text[]`)
   if (f.direction) where.push(eq(calls.direction, f.direction))
   if (f.from_number) where.push(eq(calls.fromNumber, f.from_number))
   if (f.to_number) where.push(eq(calls.toNumber, f.to_number))
@@ -164,7 +165,7 @@ export async function callsByIds(db: Db, accountId: string, ids: string[]): Prom
 export type CallLogInsert = Pick<
   CallRow,
   'id' | 'accountId' | 'mode' | 'direction' | 'fromNumber' | 'fromLabel' | 'toNumber' | 'userId' | 'fromUserId' | 'toUserId' | 'relatedCall' | 'simulated'
-> & { startedAt: Date; updatedAt: Date }
+> & { startedAt: Date; updatedAt: Date /** the device that placed the call, when a phone did. */; fromEndpoint?: string }
 
 /**
  * A change to a call's row: each field given is set; `firstRing` sets ringing_at and
@@ -177,6 +178,8 @@ export interface CallLogPatch {
   firstRing?: { at: Date; userId?: string }
   answeredAt?: Date
   connectedAt?: Date
+  /** A device the call reached (the phone that answered): added to the call's endpoints once. */
+  endpoint?: string
   endedAt?: Date
   status?: NonNullable<CallRow['status']>
   durationSeconds?: number
@@ -191,12 +194,13 @@ const iso8601 = (d: Date | undefined) => d?.toISOString()
 
 const INSERT_CALL_LOGS = statement(
   `insert into calls (id, account_id, mode, direction, from_number, from_label, to_number, user_id, from_user_id, to_user_id,
-      status, started_at, related_call, simulated, created_at, updated_at)
+      status, started_at, related_call, simulated, endpoint_ids, created_at, updated_at)
     select id, account_id, mode, direction, from_number, from_label, to_number, user_id, from_user_id, to_user_id,
-      null, started_at, related_call, simulated, started_at, updated_at
+      null, started_at, related_call, simulated, case when from_endpoint is null then '{}'::text[] else array[from_endpoint] end,
+      started_at, updated_at
     from jsonb_to_recordset($1::jsonb) as x(id text, account_id text, mode text, direction text, from_number text,
       from_label text, to_number text, user_id text, from_user_id text, to_user_id text, started_at timestamptz, related_call text,
-      simulated boolean, updated_at timestamptz)
+      simulated boolean, from_endpoint text, updated_at timestamptz)
     on conflict (id) do nothing`,
 )
 
@@ -212,10 +216,11 @@ const PATCH_CALL_LOGS = statement(
       to_user_id = coalesce(x.to_user_id, c.to_user_id),
       related_call = coalesce(x.related_call, c.related_call),
       summary = coalesce(x.summary, c.summary),
+      endpoint_ids = case when x.endpoint is null or x.endpoint = any(c.endpoint_ids) then c.endpoint_ids else c.endpoint_ids || x.endpoint end,
       updated_at = x.updated_at
     from jsonb_to_recordset($1::jsonb) as x(id text, ring_at timestamptz, ring_user text, answered_at timestamptz,
       connected_at timestamptz, ended_at timestamptz, status text, duration_seconds integer, user_id text, to_user_id text,
-      related_call text, summary text, updated_at timestamptz)
+      related_call text, summary text, endpoint text, updated_at timestamptz)
     where c.id = x.id`,
 )
 
@@ -236,6 +241,7 @@ export async function insertCallLogs(tx: Db, rows: CallLogInsert[]): Promise<voi
     started_at: r.startedAt.toISOString(),
     related_call: r.relatedCall,
     simulated: r.simulated,
+    from_endpoint: r.fromEndpoint,
     updated_at: r.updatedAt.toISOString(),
   }))
   await INSERT_CALL_LOGS.rows(tx, [JSON.stringify(json)])
@@ -263,6 +269,7 @@ export async function patchCallLogs(tx: Db, patches: CallLogPatch[]): Promise<vo
     to_user_id: p.toUserId,
     related_call: p.relatedCall,
     summary: p.summary,
+    endpoint: p.endpoint,
     updated_at: p.updatedAt.toISOString(),
   }))
   await PATCH_CALL_LOGS.rows(tx, [JSON.stringify(json)])
