@@ -9,7 +9,7 @@ import type { EventObject } from 'xstate'
 import type { Clock } from '../../src/clock'
 import type { Db } from '../../src/db/client'
 import type { TimerRow } from '../../src/scheduler/durable-timers'
-import { spawnInTx, tellActor } from '../runtime/commands'
+import { durableMessage, durableMessageSender } from '../runtime/commands'
 import { QUEUE_KIND } from '../queues/messages'
 import { CALL_KIND, type CallActorInput, type CallOwner, SIM_KIND } from './messages'
 import { followUpId } from './simulation'
@@ -35,6 +35,8 @@ export function sipCallActors(deps: SipCallActorsDeps) {
   const wake = (id: string, row: TimerRow) => {
     deps.wake?.(CALL_KIND, id, [row]).catch(() => {})
   }
+  // Calls by the hundred per second, each a start and several tells: those of one turn of the event loop commit together.
+  const send = durableMessageSender(deps.db, deps.clock)
   return {
     async start(call: SipCallInput): Promise<void> {
       const { media_node, queues, ...rest } = call
@@ -43,8 +45,7 @@ export function sipCallActors(deps: SipCallActorsDeps) {
         sip: { media_node },
         ...(queues?.length ? { end_watchers: queues.map((id) => ({ kind: QUEUE_KIND, id })) } : {}),
       }
-      const row = await spawnInTx(deps.db, deps.clock, CALL_KIND, call.call_id, input)
-      wake(call.call_id, row)
+      wake(call.call_id, await send(CALL_KIND, call.call_id, durableMessage.spawn(input)))
     },
     /**
      * The call's recording is in storage: its follow-up actor (the one simulated calls
@@ -57,11 +58,11 @@ export function sipCallActors(deps: SipCallActorsDeps) {
     ): Promise<void> {
       const id = followUpId(call.call_id)
       const step = { at: deps.clock.now().toISOString(), action: { type: 'recording', call_id: call.call_id, ...recording } }
-      const row = await spawnInTx(deps.db, deps.clock, SIM_KIND, id, { sim_id: id, steps: [step], owner: call.owner })
+      const row = await send(SIM_KIND, id, durableMessage.spawn({ sim_id: id, steps: [step], owner: call.owner }))
       deps.wake?.(SIM_KIND, id, [row]).catch(() => {})
     },
     async tell(callId: string, event: EventObject & Record<string, unknown>): Promise<void> {
-      wake(callId, await tellActor(deps.db, deps.clock, CALL_KIND, callId, event))
+      wake(callId, await send(CALL_KIND, callId, durableMessage.tell(event)))
     },
   }
 }

@@ -15,7 +15,7 @@ import type { QueueSipAttachment } from '../../src/services/routing/queue-caller
 import { newId } from '../../src/ids'
 import type { CallOwner } from '../calls/messages'
 import { PRESENCE_KIND } from '../presence/messages'
-import { spawnInTx, sendCommand, tellActor } from '../runtime/commands'
+import { durableMessage, durableMessageSender, sendCommand, spawnInTx } from '../runtime/commands'
 import { type CallerArrived, memberStatus, QUEUE_KIND, queueHandoff } from './messages'
 
 export interface SipQueueCallersDeps {
@@ -34,6 +34,7 @@ export function sipQueueCallers(deps: SipQueueCallersDeps) {
   const wake = (id: string, rows: TimerRow[]) => {
     deps.wake?.(QUEUE_KIND, id, rows).catch(() => {})
   }
+  const send = durableMessageSender(deps.db, deps.clock)
   return {
     /**
      * The caller enters the queue with its members as they stand now (queue-agent
@@ -70,7 +71,7 @@ export function sipQueueCallers(deps: SipQueueCallersDeps) {
       wake(h.id, rows)
     },
     async tell(queueId: string, event: EventObject & Record<string, unknown>): Promise<void> {
-      wake(queueId, [await tellActor(deps.db, deps.clock, QUEUE_KIND, queueId, event)])
+      wake(queueId, [await send(QUEUE_KIND, queueId, durableMessage.tell(event))])
     },
   }
 }

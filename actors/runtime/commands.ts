@@ -25,7 +25,8 @@ import type { Clock } from '../../src/clock'
 import type { Db } from '../../src/db/client'
 import type { ActorMessages } from '../../src/services/deps'
 import { actorSnapshots } from '../../src/db/schema'
-import { scheduleTimer, type TimerRow } from '../../src/scheduler/durable-timers'
+import { writeBatcher } from '../../src/db/write-batcher'
+import { scheduleTimer, scheduleTimers, type TimerRow } from '../../src/scheduler/durable-timers'
 import { ActorError, type ActorState, type ScheduleRequest, type SpawnOptions } from './client'
 import { shardOf } from './shards'
 
@@ -88,6 +89,24 @@ export function spawnInTx(tx: Db, clock: Clock, kind: string, id: string, input:
 /** Writes a plain event for the actor (its own row; in the caller's transaction, or alone); see sendCommand. */
 export function tellActor(tx: Db, clock: Clock, kind: string, id: string, event: EventObject & Record<string, unknown>): Promise<TimerRow> {
   return write(tx, clock, kind, id, durableMessage.tell(event))
+}
+
+/**
+ * Durable messages written outside any transaction of the caller's (the media role
+ * reporting what phones did: a call's start, its ring, its answer...), in groups:
+ * those sent in the same turn of the event loop share one statement and one commit
+ * (src/db/write-batcher.ts). Each promise resolves once its message is committed,
+ * with the row to hand to `ActorClient.wake`.
+ */
+export function durableMessageSender(db: Db, clock: Clock): (kind: string, id: string, m: DurableMessage) => Promise<TimerRow> {
+  const send = writeBatcher((items: { kind: string; id: string; m: DurableMessage }[]) =>
+    scheduleTimers(
+      db,
+      clock,
+      items.map(({ kind, id, m }) => ({ actorKind: kind, actorId: id, name: m.name, dueAt: clock.now(), event: m.event, shard: shardOf(id) })),
+    ),
+  )
+  return (kind, id, m) => send({ kind, id, m })
 }
 
 /** Durable spawns and tells for services (src/services/deps: ActorMessages), on the same rows as the above. */

@@ -8,7 +8,7 @@ import { manualClock, systemClock } from '../clock'
 import { until } from '../../test/support/polling'
 import { openDatabase, type Database } from '../db/client'
 import { durableTimers } from '../db/schema'
-import { cancelActorTimers, cancelTimer, claimTimer, DurableScheduler, scheduleTimer, type TimerRow } from './durable-timers'
+import { cancelActorTimers, cancelTimer, claimTimer, DurableScheduler, scheduleTimer, scheduleTimers, type TimerRow } from './durable-timers'
 
 let database: Database
 const run = Math.random().toString(36).slice(2, 10)
@@ -59,6 +59,30 @@ describe('durable timer rows', () => {
     // claimed once only
     expect(await claimTimer(database.db, b.id, b.token)).toBe(true)
     expect(await claimTimer(database.db, b.id, b.token)).toBe(false)
+  })
+
+  test('several timers in one statement: rows in the order asked, a replaced one keeps its id, each claimable with its own token', async () => {
+    const clock = manualClock()
+    const [x, y] = [uid(), uid()]
+    const before = await scheduleTimer(database.db, clock, { actorKind: 'thing', actorId: y, name: 'b', dueAt: clock.now(), event: { type: 'OLD' } })
+    const rows = await scheduleTimers(database.db, clock, [
+      { actorKind: 'thing', actorId: x, name: 'a', dueAt: clock.now(), event: { type: 'A' } },
+      { actorKind: 'thing', actorId: y, name: 'b', dueAt: clock.now(), event: { type: 'B' } },
+      { actorKind: 'thing', actorId: x, name: 'c', dueAt: clock.now(), event: { type: 'C' } },
+    ])
+    expect(rows.map((r) => [r.actorId, r.name, r.event.type])).toEqual([
+      [x, 'a', 'A'],
+      [y, 'b', 'B'],
+      [x, 'c', 'C'],
+    ])
+    expect(rows[1]!.id).toBe(before.id)
+    expect((await rowsOf(x)).map((r) => r.id).sort()).toEqual([rows[0]!.id, rows[2]!.id].sort())
+    expect(await claimTimer(database.db, before.id, before.token)).toBe(false)
+    for (const r of rows) expect(await claimTimer(database.db, r.id, r.token)).toBe(true)
+    // The same timer twice in one statement is refused whole: the caller sends those apart.
+    const dup = { actorKind: 'thing', actorId: x, name: 'd', dueAt: clock.now(), event: { type: 'D' } }
+    await expect(scheduleTimers(database.db, clock, [dup, dup])).rejects.toThrow()
+    expect(await rowsOf(x)).toHaveLength(0)
   })
 
   test('cancel by name and cancel all of an actor', async () => {

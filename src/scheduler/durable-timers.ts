@@ -66,6 +66,13 @@ const INSERT_MANY = statement(
     select id, actor_kind, actor_id, name, token, due_at, event, shard, created_at from jsonb_to_recordset($1::jsonb)
       as x(id text, actor_kind text, actor_id text, name text, token text, due_at timestamptz, event jsonb, shard integer, created_at timestamptz)`,
 )
+const SCHEDULE_MANY = statement<{ id: string; actor_kind: string; actor_id: string; name: string }>(
+  `insert into durable_timers (id, actor_kind, actor_id, name, token, due_at, event, shard, created_at)
+    select id, actor_kind, actor_id, name, token, due_at, event, shard, created_at from jsonb_to_recordset($1::jsonb)
+      as x(id text, actor_kind text, actor_id text, name text, token text, due_at timestamptz, event jsonb, shard integer, created_at timestamptz)
+    on conflict (actor_kind, actor_id, name) do update set token = excluded.token, due_at = excluded.due_at, event = excluded.event, shard = excluded.shard
+    returning id, actor_kind, actor_id, name`,
+)
 const CANCEL = statement<{ id: string }>(`delete from durable_timers where actor_kind = $1 and actor_id = $2 and name = $3 returning id`)
 const CANCEL_OWN = statement(`delete from durable_timers where actor_kind = $1 and actor_id = $2 and name not like $3`)
 const CLAIM = statement<{ id: string }>(`delete from durable_timers where id = $1 and token = $2 returning id`)
@@ -92,6 +99,39 @@ export async function scheduleTimer(tx: Db, clock: Clock, req: TimerRequest): Pr
     clock.now().toISOString(),
   ])
   return { id: row!.id, actorKind: req.actorKind, actorId: req.actorId, name: req.name, token, dueAt: req.dueAt, event: req.event }
+}
+
+/**
+ * scheduleTimer for several timers in one statement (one round trip, one commit when
+ * alone): the rows in the order of the requests. Two requests for the same timer
+ * (actor and name) in one call are refused by the database; send those apart.
+ */
+export async function scheduleTimers(tx: Db, clock: Clock, reqs: TimerRequest[]): Promise<TimerRow[]> {
+  if (reqs.length === 0) return []
+  const createdAt = clock.now().toISOString()
+  const rows = reqs.map((r) => ({
+    id: newId('timer'),
+    actor_kind: r.actorKind,
+    actor_id: r.actorId,
+    name: r.name,
+    token: randomUUID(),
+    due_at: r.dueAt.toISOString(),
+    event: r.event,
+    shard: r.shard ?? 0,
+    created_at: createdAt,
+  }))
+  const key = (kind: string, id: string, name: string) => `${kind}\u0000${id}\u0000${name}`
+  // A replaced row keeps its id: read it back from what the statement returned.
+  const ids = new Map((await SCHEDULE_MANY.rows(tx, [JSON.stringify(rows)])).map((r) => [key(r.actor_kind, r.actor_id, r.name), r.id]))
+  return reqs.map((r, i) => ({
+    id: ids.get(key(r.actorKind, r.actorId, r.name)) ?? rows[i]!.id,
+    actorKind: r.actorKind,
+    actorId: r.actorId,
+    name: r.name,
+    token: rows[i]!.token,
+    dueAt: r.dueAt,
+    event: r.event,
+  }))
 }
 
 /** Timers of an actor that has none yet (a fresh actor): one insert for all, one row per name (the last wins). */
