@@ -3152,6 +3152,72 @@ export interface paths {
     patch?: never
     trace?: never
   }
+  '/v1/webrtc/ice-servers': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * STUN and TURN servers for the softphone
+     * @description The servers the operator configured (STUN_URLS, TURN_URLS). TURN servers come with a time-limited credential for the signed-in user (username `<expiry>:<user ID>`, credential base64 HMAC-SHA1 under TURN_SECRET, which coturn checks with use-auth-secret); fetch new ones before expires_at (TURN_CREDENTIAL_TTL_S after the request, 24 hours by default). ice_servers is empty when none is configured.
+     *
+     *     Credentials: user token.
+     */
+    get: operations['getIceServers']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/webrtc/push-key': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    /**
+     * The Web Push public key
+     * @description The spec names this operation (WebPushKeyResponse) but not its path; the path is this service’s (x-extension). The server’s VAPID public key (RFC 8292), the same for every user and every process of the installation: pass it to PushManager.subscribe() as applicationServerKey, then send the subscription to POST /v1/webrtc/push-subscriptions.
+     *
+     *     Credentials: user token.
+     */
+    get: operations['getWebPushKey']
+    put?: never
+    post?: never
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
+  '/v1/webrtc/push-subscriptions': {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    get?: never
+    put?: never
+    /**
+     * Subscribe the softphone’s browser to Web Push
+     * @description Stores the browser’s push subscription for the signed-in user, so that a call can wake the softphone. endpoint must be the https URL of the push service; keys.p256dh the subscription’s P-256 public key (65-byte uncompressed point, base64url); keys.auth its 16-byte authentication secret (base64url), kept sealed at rest and never shown back. Subscribing the same endpoint again answers the same subscription with the new keys; an endpoint another user subscribed moves to the signed-in user (a browser profile wakes for whoever signed in to it last). A user keeps the 20 most recently subscribed browsers; an older one gives way. Any invalid field is 400 validation_error with details naming it, and nothing is stored.
+     *
+     *     Credentials: user token.
+     */
+    post: operations['createPushSubscription']
+    delete?: never
+    options?: never
+    head?: never
+    patch?: never
+    trace?: never
+  }
 }
 export interface webhooks {
   'call.answered': {
@@ -4817,6 +4883,14 @@ export interface components {
         pin?: string | null
       }
     }
+    /** @description The browser’s PushSubscription: its endpoint and keys (PushSubscription.toJSON() without expirationTime). */
+    CreatePushSubscriptionRequest: {
+      endpoint: string
+      keys: {
+        auth: string
+        p256dh: string
+      }
+    }
     CreateQueueRequest: {
       /** @description 0 to 3600; 0 (default): the one-hour ceiling */
       max_wait_seconds?: number
@@ -5698,6 +5772,20 @@ export interface components {
       quantity: number
       user?: string | null
     }
+    IceServer: {
+      /** @description TURN only: base64 HMAC-SHA1 of the username under the TURN server’s shared secret. */
+      credential?: string
+      /** @description stun:, stuns:, turn: or turns: URIs; always an array. */
+      urls: string[]
+      /** @description TURN only: `<expiry in Unix seconds>:<user ID>` (the TURN REST convention). */
+      username?: string
+    }
+    IceServersResponse: {
+      /** Format: date-time */
+      expires_at: string
+      /** @description Empty when the operator configured no STUN or TURN server. */
+      ice_servers: components['schemas']['IceServer'][]
+    }
     InboundFaxRequest: {
       /** @description ID of the document the sender faxes: a PDF uploaded with POST /v1/files, purpose fax_document */
       file: string
@@ -5997,6 +6085,14 @@ export interface components {
       object: 'provisioning_event'
       type: 'provisioned' | 'config_fetched' | 'provisioning_failed' | 'check_sync_requested'
       user_agent: string | null
+    }
+    PushSubscription: {
+      /** Format: date-time */
+      created_at: string
+      endpoint: string
+      id: string
+      /** @constant */
+      object: 'push_subscription'
     }
     /** @description the calls that ended from start (inclusive) to end (exclusive): a UTC hour or day, cut to the period for the first and last buckets when from or to is not on a boundary */
     QualityBucket: {
@@ -7296,6 +7392,10 @@ export interface components {
       /** Format: date-time */
       updated_at: string
       url: string
+    }
+    WebPushKeyResponse: {
+      /** @description The server’s VAPID public key (RFC 8292): the uncompressed P-256 point, base64url; pass it as applicationServerKey to PushManager.subscribe(). */
+      vapid_public_key: string
     }
     /** @description the account’s answered calls that ended in the period [from, to) with the lowest MOS */
     WorstCalls: {
@@ -34512,6 +34612,308 @@ export interface operations {
           'application/json': components['schemas']['Error'] & {
             /** @enum {string} */
             code?: 'webhook_endpoint_not_found'
+          }
+        }
+      }
+      /** @description Rate limit exceeded; Retry-After gives the wait in seconds. Codes: rate_limited */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'rate_limited'
+          }
+        }
+      }
+      /** @description Server error; safe to retry with backoff. Codes: internal_error */
+      500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'internal_error'
+          }
+        }
+      }
+    }
+  }
+  getIceServers: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['IceServersResponse']
+        }
+      }
+      /** @description Malformed request or validation failure. Codes: validation_error, invalid_json */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'validation_error' | 'invalid_json'
+          }
+        }
+      }
+      /** @description Missing or invalid credentials. Codes: unauthorized, session_expired */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'unauthorized' | 'session_expired'
+          }
+        }
+      }
+      /** @description No access (other platform, other mode, missing capability, credential kind not allowed). Codes: forbidden, account_forbidden, account_mode_mismatch */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'forbidden' | 'account_forbidden' | 'account_mode_mismatch'
+          }
+        }
+      }
+      /** @description Rate limit exceeded; Retry-After gives the wait in seconds. Codes: rate_limited */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'rate_limited'
+          }
+        }
+      }
+      /** @description Server error; safe to retry with backoff. Codes: internal_error */
+      500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'internal_error'
+          }
+        }
+      }
+    }
+  }
+  getWebPushKey: {
+    parameters: {
+      query?: never
+      header?: never
+      path?: never
+      cookie?: never
+    }
+    requestBody?: never
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['WebPushKeyResponse']
+        }
+      }
+      /** @description Malformed request or validation failure. Codes: validation_error, invalid_json */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'validation_error' | 'invalid_json'
+          }
+        }
+      }
+      /** @description Missing or invalid credentials. Codes: unauthorized, session_expired */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'unauthorized' | 'session_expired'
+          }
+        }
+      }
+      /** @description No access (other platform, other mode, missing capability, credential kind not allowed). Codes: forbidden, account_forbidden, account_mode_mismatch */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'forbidden' | 'account_forbidden' | 'account_mode_mismatch'
+          }
+        }
+      }
+      /** @description Rate limit exceeded; Retry-After gives the wait in seconds. Codes: rate_limited */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'rate_limited'
+          }
+        }
+      }
+      /** @description Server error; safe to retry with backoff. Codes: internal_error */
+      500: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'internal_error'
+          }
+        }
+      }
+    }
+  }
+  createPushSubscription: {
+    parameters: {
+      query?: never
+      header?: {
+        /** @description Makes retries safe for 24 hours: the same key and request replay the first response */
+        'Idempotency-Key'?: string
+      }
+      path?: never
+      cookie?: never
+    }
+    /** @description The browser’s PushSubscription: its endpoint and keys (PushSubscription.toJSON() without expirationTime). */
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreatePushSubscriptionRequest']
+      }
+    }
+    responses: {
+      /** @description Success */
+      200: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['PushSubscription']
+        }
+      }
+      /** @description Malformed request or validation failure. Codes: validation_error, invalid_json */
+      400: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'validation_error' | 'invalid_json'
+          }
+        }
+      }
+      /** @description Missing or invalid credentials. Codes: unauthorized, session_expired */
+      401: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'unauthorized' | 'session_expired'
+          }
+        }
+      }
+      /** @description No access (other platform, other mode, missing capability, credential kind not allowed). Codes: forbidden, account_forbidden, account_mode_mismatch */
+      403: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'forbidden' | 'account_forbidden' | 'account_mode_mismatch'
+          }
+        }
+      }
+      /** @description Conflict. Codes: idempotency_key_in_use */
+      409: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'idempotency_key_in_use'
+          }
+        }
+      }
+      /** @description Request body too large. Codes: payload_too_large */
+      413: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'payload_too_large'
+          }
+        }
+      }
+      /** @description Request body is not application/json. Codes: unsupported_media_type */
+      415: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'unsupported_media_type'
+          }
+        }
+      }
+      /** @description Well-formed but semantically wrong. Codes: idempotency_key_reused */
+      422: {
+        headers: {
+          [name: string]: unknown
+        }
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            /** @enum {string} */
+            code?: 'idempotency_key_reused'
           }
         }
       }

@@ -46,6 +46,7 @@ import { hardwareOrderRoutes } from './routes/hardware-orders'
 import { faxRoutes } from './routes/faxes'
 import { e911Routes } from './routes/e911'
 import { emergencyAddressRoutes } from './routes/emergency-addresses'
+import { webrtcRoutes } from './routes/webrtc'
 
 export function createApp(deps: GatewayDeps) {
   const table = new RouteTable()
@@ -94,6 +95,7 @@ export function createApp(deps: GatewayDeps) {
   app.use(faxRoutes(deps, base))
   app.use(e911Routes(deps, base))
   app.use(emergencyAddressRoutes(deps, base))
+  app.use(webrtcRoutes(deps, base))
   let openapi: string | undefined
   app.get('/v1/openapi.json', ({ set }) => {
     set.headers['content-type'] = 'application/json'

@@ -40,6 +40,8 @@ export interface GatewayDeps extends Deps {
   audio?: AudioConverter
   /** Signs and verifies download URLs (src/storage/download-urls). */
   downloadKey: string
+  /** The installation's VAPID public key, base64url (src/services/webrtc/push-subscriptions.ts). */
+  webPushKey: string
   /** Phones' configuration files (media/provisioning, mounted at /provisioning/); absent: not served here. */
   provisioning?: (request: Request, clientAddress: string | null) => Promise<Response>
   /** Distributed mode: where this gateway shares what its credentials spent with the other gateways (rate limits). */

@@ -47,6 +47,33 @@ describe('media settings (SIP_HOST, SIP_PORT, RTP_PORT_MIN, RTP_PORT_MAX)', () =
     expect(() => loadConfig({ SIP_TRUNK_OUTBOUND: 'x', SIP_TRUNK_USERNAME: 'acme', SIP_TRUNK_PASSWORD: 'secret-pass' })).toThrow(/^(?!.*secret-pass)/)
   })
 
+  test('STUN and TURN servers: stun:/turn: URIs, TURN with its shared secret, a bounded credential lifetime', () => {
+    expect(loadConfig({}).ice).toEqual({ stunUrls: [], turnUrls: [], turnSecret: undefined, credentialTtlS: 86_400 })
+    expect(
+      loadConfig({
+        STUN_URLS: 'stun:stun.example.com, stuns:[2001:db8::1]:5349',
+        TURN_URLS: 'turn:turn.example.com?transport=tcp',
+        TURN_SECRET: 'a'.repeat(16),
+        TURN_CREDENTIAL_TTL_S: '600',
+      }).ice,
+    ).toEqual({
+      stunUrls: ['stun:stun.example.com', 'stuns:[2001:db8::1]:5349'],
+      turnUrls: ['turn:turn.example.com?transport=tcp'],
+      turnSecret: 'a'.repeat(16),
+      credentialTtlS: 600,
+    })
+    bad({ STUN_URLS: 'turn:turn.example.com' }, /STUN_URLS must be a comma-separated list of stun: or stuns: URIs/)
+    bad({ STUN_URLS: 'stun:stun.example.com?transport=udp' }, /STUN_URLS must be/)
+    bad({ TURN_URLS: 'https://turn.example.com', TURN_SECRET: 'a'.repeat(16) }, /TURN_URLS must be/)
+    bad({ TURN_URLS: 'turn:user:pw@turn.example.com', TURN_SECRET: 'a'.repeat(16) }, /TURN_URLS must be/)
+    bad({ TURN_URLS: 'turn:turn.example.com' }, /TURN_URLS needs TURN_SECRET/)
+    bad({ TURN_SECRET: 'a'.repeat(16) }, /TURN_SECRET is set but TURN_URLS is not/)
+    bad({ TURN_URLS: 'turn:turn.example.com', TURN_SECRET: 'short' }, /TURN_SECRET must be at least 16/)
+    bad({ TURN_CREDENTIAL_TTL_S: '10' }, /TURN_CREDENTIAL_TTL_S must be an integer from 60 to 604800/)
+    // The secret is never in a message.
+    expect(() => loadConfig({ TURN_URLS: 'turn:x', TURN_SECRET: 'short-secret' })).toThrow(/^(?!.*short-secret)/)
+  })
+
   test('the RTP range starts even and holds at least one pair', () => {
     expect(loadConfig({ RTP_PORT_MIN: '40000', RTP_PORT_MAX: '40001' })).toMatchObject({ rtpPortMin: 40000, rtpPortMax: 40001 })
     bad({ RTP_PORT_MIN: '40001' }, /RTP_PORT_MIN must be even/)

@@ -59,6 +59,21 @@ export interface Config {
   masterKey: MasterKey | undefined
   /** VOICE_MASTER_KEY_PREVIOUS: during a rotation, values sealed under it are read and moved to masterKey at start. */
   masterKeyPrevious: MasterKey | undefined
+  /** The STUN and TURN servers softphones are given (GET /v1/webrtc/ice-servers). */
+  ice: IceConfig
+}
+
+/**
+ * STUN_URLS and TURN_URLS (comma-separated stun:, stuns:, turn:, turns: URIs, RFC 7064
+ * and 7065); TURN_SECRET, the TURN server's shared secret for time-limited credentials
+ * (coturn's static-auth-secret), needed with TURN_URLS; TURN_CREDENTIAL_TTL_S, how long
+ * a credential lasts.
+ */
+export interface IceConfig {
+  stunUrls: string[]
+  turnUrls: string[]
+  turnSecret: string | undefined
+  credentialTtlS: number
 }
 
 export class ConfigError extends Error {}
@@ -200,6 +215,30 @@ function oneOf(env: Env, name: string, values: string[], fallback: string): stri
   return raw
 }
 
+function iceUrls(env: Env, name: string, schemes: string[]): string[] {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === '') return []
+  const list = raw.split(',').map((u) => u.trim())
+  // stun:host[:port], turn:host[:port][?transport=udp|tcp]: no spaces, no userinfo (credentials come from TURN_SECRET).
+  const bad = list.find((u) => {
+    const m = /^([a-z]+):([^\s@/?]+)(\?transport=(udp|tcp))?$/.exec(u)
+    return !m || !schemes.includes(m[1]!) || (m[3] !== undefined && !m[1]!.startsWith('turn'))
+  })
+  if (bad !== undefined)
+    throw new ConfigError(`${name} must be a comma-separated list of ${schemes.map((s) => `${s}:`).join(' or ')} URIs (host[:port]), got "${redact(bad)}"`)
+  return list
+}
+
+function ice(env: Env): IceConfig {
+  const stunUrls = iceUrls(env, 'STUN_URLS', ['stun', 'stuns'])
+  const turnUrls = iceUrls(env, 'TURN_URLS', ['turn', 'turns'])
+  const turnSecret = env.TURN_SECRET || undefined
+  if (turnUrls.length > 0 && !turnSecret) throw new ConfigError("TURN_URLS needs TURN_SECRET (the TURN server's shared secret for time-limited credentials)")
+  if (turnSecret && turnUrls.length === 0) throw new ConfigError('TURN_SECRET is set but TURN_URLS is not')
+  if (turnSecret !== undefined && turnSecret.length < 16) throw new ConfigError('TURN_SECRET must be at least 16 characters')
+  return { stunUrls, turnUrls, turnSecret, credentialTtlS: int(env, 'TURN_CREDENTIAL_TTL_S', 86_400, 60, 604_800) }
+}
+
 /** RTP_PORT_MIN..RTP_PORT_MAX: an even first port (RTP even, RTCP odd) and room for at least one pair. */
 function rtpPorts(env: Env): { rtpPortMin: number; rtpPortMax: number } {
   const rtpPortMin = int(env, 'RTP_PORT_MIN', 20000, 1024, 65534)
@@ -269,5 +308,6 @@ export function loadConfig(env: Env = process.env, args: string[] = []): Config 
     shardLeaseMs: int(env, 'SHARD_LEASE_MS', 10_000, 500, 600_000),
     roles: parseRoles(args),
     ...masterKeys(env),
+    ice: ice(env),
   }
 }

@@ -48,6 +48,7 @@ export const ID_PREFIX = {
   file: 'file',
   audioClip: 'clip',
   voicemailGreeting: 'vmg',
+  pushSubscription: 'psub',
 } as const
 
 export type IdKind = keyof typeof ID_PREFIX

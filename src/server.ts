@@ -48,6 +48,7 @@ import { toTelephonyAudio } from '../media/audio-convert'
 import { createStorage } from './storage/create-storage'
 import type { RegisteredDevices } from './services/calls/registered-devices'
 import { loadDownloadSigningKey } from './storage/download-urls'
+import { loadWebPushKey } from './services/webrtc/push-subscriptions'
 
 export interface Service {
   app: App
@@ -143,6 +144,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   // Recording and voicemail audio, and the key that signs their download URLs.
   const storage = createStorage(config)
   const downloadKey = await loadDownloadSigningKey(database.db, keys.ring)
+  const webPush = await loadWebPushKey(database.db, keys.ring)
   // Actors. Embedded: the worker role runs them all in this process. With NATS:
   // workers share them out by shard lease, and every gateway reaches them over NATS.
   let actors: ActorWorkers | undefined
@@ -229,6 +231,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
     storage,
     audio: toTelephonyAudio,
     downloadKey,
+    webPushKey: webPush.publicKey,
     // Several gateways share one NATS: each platform's rate is enforced across all of them.
     rateLimitShare: config.natsUrl ? spendChannelOver(bus) : undefined,
     readiness: async () => {

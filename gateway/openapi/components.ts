@@ -24,6 +24,7 @@ import * as platform from '../../src/schemas/platform'
 import * as porting from '../../src/schemas/porting'
 import * as quality from '../../src/schemas/quality'
 import * as routing from '../../src/schemas/routing'
+import * as webrtc from '../../src/schemas/webrtc'
 
 /** Every module of src/schemas, by file name (test/openapi-components.test.ts checks none is missing). */
 export const SCHEMA_MODULES: Record<string, Record<string, unknown>> = {
@@ -41,6 +42,7 @@ export const SCHEMA_MODULES: Record<string, Record<string, unknown>> = {
   porting,
   quality,
   routing,
+  webrtc,
 }
 
 export const COMPONENT_PREFIX = '#/components/schemas/'

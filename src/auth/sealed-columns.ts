@@ -11,11 +11,11 @@ import { and, eq, inArray, isNotNull, like, notLike, or, type SQL, sql } from 'd
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core'
 import { ConfigError } from '../config'
 import type { Db } from '../db/client'
-import { idempotencyKeys, settings, voiceApps, webhookEndpoints } from '../db/schema'
+import { idempotencyKeys, pushSubscriptions, settings, voiceApps, webhookEndpoints } from '../db/schema'
 import { isSealed, type KeyRing, SealedValueError, sealedKeyId, sealedPrefix } from './key-encryption'
 
 /** The server-wide keys kept in `settings`; its other rows (ids, not secrets) stay plain. */
-export const SEALED_SETTINGS = ['cursor_key', 'session_jwt_key', 'download_url_key', 'sip_credential_key'] as const
+export const SEALED_SETTINGS = ['cursor_key', 'session_jwt_key', 'download_url_key', 'sip_credential_key', 'web_push_key'] as const
 export type SealedSetting = (typeof SEALED_SETTINGS)[number]
 
 /** The context each sealed value is bound to: a value copied into another row or column does not open there. */
@@ -24,6 +24,7 @@ export const sealedContext = {
   webhookSecret: (endpointId: string) => `webhook_endpoints.secret:${endpointId}`,
   voiceAppSecret: (voiceAppId: string) => `voice_apps.secret:${voiceAppId}`,
   idempotentResponse: (scope: string, key: string) => `idempotency_keys.response_body:${scope}\u0000${key}`,
+  pushAuth: (subscriptionId: string) => `push_subscriptions.auth:${subscriptionId}`,
 }
 
 interface SealedColumn {
@@ -53,6 +54,13 @@ const COLUMNS: SealedColumn[] = [
     context: ([id]) => sealedContext.webhookSecret(id!),
   },
   { name: 'voice_apps.secret', table: voiceApps, value: voiceApps.secret, keys: [voiceApps.id], context: ([id]) => sealedContext.voiceAppSecret(id!) },
+  {
+    name: 'push_subscriptions.auth',
+    table: pushSubscriptions,
+    value: pushSubscriptions.auth,
+    keys: [pushSubscriptions.id],
+    context: ([id]) => sealedContext.pushAuth(id!),
+  },
   {
     name: 'idempotency_keys.response_body',
     table: idempotencyKeys,
