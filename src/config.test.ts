@@ -74,6 +74,13 @@ describe('media settings (SIP_HOST, SIP_PORT, RTP_PORT_MIN, RTP_PORT_MAX)', () =
     expect(() => loadConfig({ TURN_URLS: 'turn:x', TURN_SECRET: 'short-secret' })).toThrow(/^(?!.*short-secret)/)
   })
 
+  test('DATABASE_POOL_SIZE: a few connections by default, 1 to 200', () => {
+    expect(loadConfig({}).databasePoolSize).toBe(4)
+    expect(loadConfig({ DATABASE_POOL_SIZE: '1' }).databasePoolSize).toBe(1)
+    bad({ DATABASE_POOL_SIZE: '0' }, /DATABASE_POOL_SIZE must be an integer from 1 to 200/)
+    bad({ DATABASE_POOL_SIZE: 'many' }, /DATABASE_POOL_SIZE must be an integer/)
+  })
+
   test('the RTP range starts even and holds at least one pair', () => {
     expect(loadConfig({ RTP_PORT_MIN: '40000', RTP_PORT_MAX: '40001' })).toMatchObject({ rtpPortMin: 40000, rtpPortMax: 40001 })
     bad({ RTP_PORT_MIN: '40001' }, /RTP_PORT_MIN must be even/)

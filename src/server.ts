@@ -90,6 +90,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     embedded: config.embeddedDatabase,
+    poolSize: config.databasePoolSize,
     log: (msg) => log.info(msg),
   }).catch((e) => {
     dataDirLock?.release()

@@ -3,6 +3,7 @@
  * PostgreSQL server when DATABASE_URL is set. Same drizzle schema and migrations.
  */
 import { PGlite, types } from '@electric-sql/pglite'
+import { DEFAULT_DATABASE_POOL_SIZE } from '../config'
 import { lockDataDir } from './data-dir-lock'
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite'
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator'
@@ -132,6 +133,8 @@ export interface OpenOptions {
   attach?: boolean
   /** Where the embedded database says what it does (creating, adopting, falling back). */
   log?: (msg: string) => void
+  /** Connections to PostgreSQL (DATABASE_POOL_SIZE); default DEFAULT_DATABASE_POOL_SIZE. */
+  poolSize?: number
 }
 
 /**
@@ -141,16 +144,17 @@ export interface OpenOptions {
  * (EMBEDDED_DATABASE=pglite), or where no PostgreSQL binaries exist for the platform.
  */
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
+  const poolSize = opts.poolSize ?? DEFAULT_DATABASE_POOL_SIZE
   if (opts.databaseUrl) {
     const url = opts.databaseUrl
-    return postgresDatabase((extra = {}) => postgres(url, { max: 20, onnotice: () => {}, connect_timeout: 10, ...extra }))
+    return postgresDatabase((extra = {}) => postgres(url, { max: poolSize, onnotice: () => {}, connect_timeout: 10, ...extra }))
   }
   const memory = opts.dataDir === 'memory://'
   const pgliteFolder = !memory && existsSync(join(opts.dataDir, 'PG_VERSION'))
   if (!memory && !pgliteFolder && opts.embedded !== 'pglite') {
     try {
       const server = await startEmbeddedPostgres(opts.dataDir, { attach: opts.attach, log: opts.log })
-      const db = postgresDatabase((extra = {}) => postgres({ ...server.connection, max: 20, onnotice: () => {}, connect_timeout: 10, ...extra }), {
+      const db = postgresDatabase((extra = {}) => postgres({ ...server.connection, max: poolSize, onnotice: () => {}, connect_timeout: 10, ...extra }), {
         embedded: true,
       })
       return {
@@ -205,13 +209,15 @@ function postgresDatabase(connect: (extra?: ClientExtras) => postgres.Sql, opts:
     embedded: opts.embedded ?? false,
     migrate: async () => {
       // Several processes may start at once: one migrates, the others wait on the lock.
-      const lock = await client.reserve()
+      // The lock's connection is its own, not one of the pool's: the migrations need the
+      // pool, which may be a single connection (DATABASE_POOL_SIZE=1).
+      const lock = connect({ max: 1, idle_timeout: 0, max_lifetime: 0 })
       try {
         await lock`select pg_advisory_lock(72873461)`
         await migratePostgres(drizzlePostgres(client), { migrationsFolder })
       } finally {
         await lock`select pg_advisory_unlock(72873461)`.catch(() => {})
-        lock.release()
+        await lock.end({ timeout: 1 }).catch(() => {})
       }
     },
     ping: async () => {

@@ -22,6 +22,7 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto'
 import postgres from 'postgres'
 import { ulid } from 'ulid'
+import { DEFAULT_DATABASE_POOL_SIZE } from '../../src/config'
 
 const port = Number(process.env.PORT ?? 0)
 const host = process.env.HOST || '127.0.0.1'
@@ -32,7 +33,9 @@ if (!databaseUrl) {
 }
 const prepare = process.env.BASELINE_PREPARE !== '0'
 const audit = process.env.BASELINE_AUDIT !== '0'
-const sql = postgres(databaseUrl, { max: 20, onnotice: () => {}, connect_timeout: 10, prepare })
+// The service's pool size (DATABASE_POOL_SIZE), so that the comparison is of the code, not of the pool.
+const max = Number(process.env.DATABASE_POOL_SIZE || DEFAULT_DATABASE_POOL_SIZE)
+const sql = postgres(databaseUrl, { max, onnotice: () => {}, connect_timeout: 10, prepare })
 
 const baseUrl = `http://localhost:${port}`
 const cursorKey = randomBytes(32).toString('hex')

@@ -89,6 +89,8 @@ export async function startTestService(env: Record<string, string> = {}, opts: S
       // The media role answers SIP: on a free port, as HTTP.
       SIP_PORT: '0',
       ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+      // A run may shrink the pool to one connection to find a transaction waiting on its own pool.
+      ...(process.env.DATABASE_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.DATABASE_POOL_SIZE } : {}),
       // With NATS the bus and the actor placement go over it (workers hold shard leases).
       ...(process.env.NATS_URL ? { NATS_URL: process.env.NATS_URL } : {}),
       ...env,

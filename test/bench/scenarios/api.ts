@@ -7,6 +7,7 @@
  */
 import { join } from 'node:path'
 import postgres from 'postgres'
+import { scratchPostgres } from '../../support/scratch-postgres'
 import type { BenchContext } from '../run'
 import { cpuSeconds } from '../lib/cpu'
 import { onCleanup } from '../lib/processes'
@@ -127,11 +128,15 @@ async function removeTenant(databaseUrl: string, t: Tenant) {
   }
 }
 
-export async function run(ctx: BenchContext): Promise<void> {
+export async function run(benchCtx: BenchContext): Promise<void> {
   const runTag = Date.now().toString(36)
   const servers: Server[] = []
   let tenant: Tenant | undefined
   let removeData: (() => Promise<void>) | undefined
+  // A database of the run's own: the service seals its server keys under its own master key, which the
+  // shared database of the tests (sealed under theirs) must never see.
+  const scratch = await scratchPostgres('bench_api', { base: benchCtx.databaseUrl })
+  const ctx = { ...benchCtx, databaseUrl: scratch.url! }
   try {
     const overrides = Object.entries(ctx.serviceEnv)
       .map(([k, v]) => `, ${k}=${v}`)
@@ -177,5 +182,6 @@ export async function run(ctx: BenchContext): Promise<void> {
   } finally {
     await Promise.all(servers.map((s) => s.stop()))
     await removeData?.().catch((e) => console.warn(`could not remove the bench data of ${tenant?.platformId}: ${e.message}`))
+    if (!ctx.keepData) await scratch.dispose()
   }
 }

@@ -1,0 +1,33 @@
+/**
+ * DATABASE_POOL_SIZE down to one connection (PostgreSQL; nothing to test on PGlite,
+ * which has one connection by nature): a fresh database migrates, with several
+ * processes' worth of migrations racing for the lock, and transactions and plain
+ * queries issued together all complete (a transaction never waits on the pool it holds).
+ */
+import { describe, expect, test } from 'bun:test'
+import { sql } from 'drizzle-orm'
+import { scratchPostgres } from '../../test/support/scratch-postgres'
+import { openDatabase, queryRows } from './client'
+
+const postgres = process.env.DATABASE_URL
+
+if (!postgres) test.skip('a PostgreSQL pool of one connection (skipped: DATABASE_URL is not set)', () => {})
+
+describe.skipIf(!postgres)('a PostgreSQL pool of one connection', () => {
+  test('two processes migrate a fresh database at once, then transactions and queries together all complete', async () => {
+    const scratch = await scratchPostgres('pool_size')
+    const [a, b] = await Promise.all([0, 1].map(() => openDatabase({ databaseUrl: scratch.url, dataDir: 'memory://', poolSize: 1 })))
+    try {
+      await Promise.all([a!.migrate(), b!.migrate()])
+      const work = Array.from({ length: 20 }, (_, i) =>
+        i % 2
+          ? a!.db.transaction(async (tx) => (await queryRows<{ n: number }>(tx, sql`select ${i}::int as n`))[0]!.n)
+          : queryRows<{ n: number }>(a!.db, sql`select ${i}::int as n`).then((r) => r[0]!.n),
+      )
+      expect(await Promise.all(work)).toEqual(Array.from({ length: 20 }, (_, i) => i))
+    } finally {
+      await Promise.all([a!.close(), b!.close()])
+      await scratch.dispose()
+    }
+  }, 30_000)
+})
