@@ -34,6 +34,12 @@ export interface AuthContext {
 const KEY_CACHE_MS = 5_000
 const KEY_CACHE_MAX = 10_000
 
+/** The signed-in user of a route that admits user tokens only (userLevel()): the rule let no other principal through. */
+export function signedInUser(principal: Principal): { accountId: string; userId: string } {
+  if (principal.kind !== 'user_session') throw new Error('unreachable: this route admits user tokens only')
+  return { accountId: principal.accountId, userId: principal.userId }
+}
+
 export function createAuthenticator(deps: GatewayDeps) {
   // Hashing a key and reading it is cheap, but every request needs it. A key revoked
   // by the operator (/admin/platforms/{id}/keys) stops working within KEY_CACHE_MS.

@@ -10,9 +10,9 @@ import {
   getEmergencyAddress,
   listEmergencyAddresses,
 } from '../../src/services/e911/emergency-addresses'
-import type { Principal } from '../../src/services/platform/principal'
 import type { GatewayDeps } from '../context'
 import { op, userLevel } from '../docs'
+import { signedInUser } from '../plugins/auth'
 import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
 import type { requestContext } from '../plugins/request-context'
 
@@ -21,12 +21,6 @@ const rule = userLevel()
 const params = t.Object({ emergency_address_id: Id('emergency address ID') })
 const notFound = { 404: ['emergency_address_not_found' as const] }
 
-/** The signed-in user (these routes admit user tokens only). */
-function me(principal: Principal) {
-  if (principal.kind !== 'user_session') throw new Error('unreachable: /v1/me admits user tokens only')
-  return { accountId: principal.accountId, userId: principal.userId }
-}
-
 export function emergencyAddressRoutes(deps: GatewayDeps, base: ReturnType<typeof requestContext>) {
   return new Elysia({ name: 'routes/emergency-addresses' })
     .use(base)
@@ -34,7 +28,7 @@ export function emergencyAddressRoutes(deps: GatewayDeps, base: ReturnType<typeo
       '/v1/me/emergency-addresses',
       async ({ auth, query, listContext }) => {
         const ctx = listContext(query)
-        return listEnvelope(ctx, await listEmergencyAddresses(deps.db, me(auth.principal), pageRequest(ctx)), emergencyAddressView)
+        return listEnvelope(ctx, await listEmergencyAddresses(deps.db, signedInUser(auth.principal), pageRequest(ctx)), emergencyAddressView)
       },
       {
         query: t.Object(listQuery, { additionalProperties: false }),
@@ -45,7 +39,7 @@ export function emergencyAddressRoutes(deps: GatewayDeps, base: ReturnType<typeo
       '/v1/me/emergency-addresses',
       ({ auth, body, mutate }) =>
         mutate(async (tx) => {
-          const row = await createEmergencyAddress(tx, deps, me(auth.principal), body)
+          const row = await createEmergencyAddress(tx, deps, signedInUser(auth.principal), body)
           return { resource: row.id, body: emergencyAddressView(row) }
         }),
       {
@@ -62,7 +56,7 @@ export function emergencyAddressRoutes(deps: GatewayDeps, base: ReturnType<typeo
     )
     .get(
       '/v1/me/emergency-addresses/:emergency_address_id',
-      async ({ auth, params }) => emergencyAddressView(await getEmergencyAddress(deps.db, me(auth.principal), params.emergency_address_id)),
+      async ({ auth, params }) => emergencyAddressView(await getEmergencyAddress(deps.db, signedInUser(auth.principal), params.emergency_address_id)),
       {
         params,
         detail: op('getMyEmergencyAddress', { summary: 'Get an emergency address', tag: TAG, auth: rule, response: E.EmergencyAddress, errors: notFound }),
@@ -72,7 +66,7 @@ export function emergencyAddressRoutes(deps: GatewayDeps, base: ReturnType<typeo
       '/v1/me/emergency-addresses/:emergency_address_id',
       ({ auth, params, mutate }) =>
         mutate(async (tx) => {
-          await deleteEmergencyAddress(tx, me(auth.principal), params.emergency_address_id)
+          await deleteEmergencyAddress(tx, signedInUser(auth.principal), params.emergency_address_id)
           return { resource: params.emergency_address_id, body: { id: params.emergency_address_id, object: 'emergency_address', deleted: true } }
         }),
       {
@@ -90,7 +84,7 @@ export function emergencyAddressRoutes(deps: GatewayDeps, base: ReturnType<typeo
       '/v1/me/emergency-addresses/:emergency_address_id/registered_ip',
       ({ auth, params, mutate }) =>
         mutate(async (tx) => {
-          const row = await clearRegisteredIp(tx, deps, me(auth.principal), params.emergency_address_id)
+          const row = await clearRegisteredIp(tx, deps, signedInUser(auth.principal), params.emergency_address_id)
           return { resource: row.id, body: emergencyAddressView(row) }
         }),
       {

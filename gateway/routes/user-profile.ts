@@ -22,6 +22,7 @@ import { directoryEntry, extensionsOfUsers, getUser, listDirectory } from '../..
 import { presenceView } from '../../src/services/accounts/presence'
 import type { GatewayDeps } from '../context'
 import { op, userLevel } from '../docs'
+import { signedInUser } from '../plugins/auth'
 import { listEnvelope, listQuery, pageRequest } from '../plugins/lists'
 import type { requestContext } from '../plugins/request-context'
 
@@ -31,8 +32,7 @@ export function userProfileRoutes(deps: GatewayDeps, base: ReturnType<typeof req
     .get(
       '/v1/me',
       async ({ auth }) => {
-        const p = auth.principal
-        if (p.kind !== 'user_session') throw new Error('unreachable: /v1/me admits user tokens only')
+        const p = signedInUser(auth.principal)
         const user = await getUser(deps.db, p.accountId, p.userId)
         const exts = (await extensionsOfUsers(deps.db, p.accountId, [user.id])).get(user.id) ?? []
         return {
@@ -51,8 +51,7 @@ export function userProfileRoutes(deps: GatewayDeps, base: ReturnType<typeof req
     .get(
       '/v1/me/calls',
       async ({ auth, query, listContext }) => {
-        const p = auth.principal
-        if (p.kind !== 'user_session') throw new Error('unreachable: /v1/me/calls admits user tokens only')
+        const p = signedInUser(auth.principal)
         const ctx = listContext(query)
         return listEnvelope(ctx, await callLogPage(deps.db, p.accountId, { ...query, user_id: p.userId }, pageRequest(ctx)), (v) => v)
       },
@@ -67,8 +66,7 @@ export function userProfileRoutes(deps: GatewayDeps, base: ReturnType<typeof req
     .get(
       '/v1/me/directory',
       async ({ auth, query, listContext }) => {
-        const p = auth.principal
-        if (p.kind !== 'user_session') throw new Error('unreachable: /v1/me/directory admits user tokens only')
+        const p = signedInUser(auth.principal)
         const ctx = listContext(query)
         return listEnvelope(ctx, await listDirectory(deps.db, p.accountId, p.userId, pageRequest(ctx)), directoryEntry)
       },
@@ -86,8 +84,7 @@ export function userProfileRoutes(deps: GatewayDeps, base: ReturnType<typeof req
     .get(
       '/v1/me/presence',
       async ({ auth }) => {
-        const p = auth.principal
-        if (p.kind !== 'user_session') throw new Error('unreachable: /v1/me/presence admits user tokens only')
+        const p = signedInUser(auth.principal)
         const user = await getUser(deps.db, p.accountId, p.userId)
         return presenceView(presenceStatusOf(await readActorState(deps.db, PRESENCE_KIND, user.id), user.id, user.createdAt.toISOString()))
       },
@@ -104,8 +101,7 @@ export function userProfileRoutes(deps: GatewayDeps, base: ReturnType<typeof req
     .put(
       '/v1/me/presence',
       async ({ auth, body, mutate }) => {
-        const p = auth.principal
-        if (p.kind !== 'user_session') throw new Error('unreachable: /v1/me/presence admits user tokens only')
+        const p = signedInUser(auth.principal)
         const written: TimerRow[] = []
         const response = await mutate(async (tx) => {
           const user = await getUser(tx, p.accountId, p.userId)
@@ -138,8 +134,7 @@ export function userProfileRoutes(deps: GatewayDeps, base: ReturnType<typeof req
     .post(
       '/v1/me/presence/activity',
       async ({ auth, body }) => {
-        const p = auth.principal
-        if (p.kind !== 'user_session') throw new Error('unreachable: /v1/me/presence admits user tokens only')
+        const p = signedInUser(auth.principal)
         const seconds = body?.idle_timeout_seconds ?? S.DEFAULT_IDLE_TIMEOUT_SECONDS
         // Not audited, unlike the API's changes: a client reports activity every minute or so, a heartbeat rather than a change.
         const after = await deps.db.transaction(async (tx) => {

@@ -5,11 +5,11 @@
  */
 import { Elysia } from 'elysia'
 import * as W from '../../src/schemas/webrtc'
-import type { Principal } from '../../src/services/platform/principal'
 import { iceServersFor } from '../../src/services/webrtc/ice-servers'
 import { pushSubscriptionView, subscribe } from '../../src/services/webrtc/push-subscriptions'
 import type { GatewayDeps } from '../context'
 import { op, userLevel } from '../docs'
+import { signedInUser } from '../plugins/auth'
 import type { requestContext } from '../plugins/request-context'
 
 const TAG = 'WebRTC'
@@ -27,16 +27,10 @@ const PUSH_KEY_DOC = {
   'x-extension': true,
 }
 
-/** The signed-in user (these routes admit user tokens only). */
-function me(principal: Principal) {
-  if (principal.kind !== 'user_session') throw new Error('unreachable: /v1/webrtc admits user tokens only')
-  return { accountId: principal.accountId, userId: principal.userId }
-}
-
 export function webrtcRoutes(deps: GatewayDeps, base: ReturnType<typeof requestContext>) {
   return new Elysia({ name: 'routes/webrtc' })
     .use(base)
-    .get('/v1/webrtc/ice-servers', ({ auth }) => iceServersFor(deps.config.ice, me(auth.principal).userId, deps.clock.now()), {
+    .get('/v1/webrtc/ice-servers', ({ auth }) => iceServersFor(deps.config.ice, signedInUser(auth.principal).userId, deps.clock.now()), {
       detail: op('getIceServers', {
         summary: 'STUN and TURN servers for the softphone',
         description:
@@ -51,7 +45,7 @@ export function webrtcRoutes(deps: GatewayDeps, base: ReturnType<typeof requestC
       '/v1/webrtc/push-subscriptions',
       ({ auth, body, mutate }) =>
         mutate(async (tx) => {
-          const row = await subscribe(tx, deps.clock, me(auth.principal), body)
+          const row = await subscribe(tx, deps.clock, signedInUser(auth.principal), body)
           return { resource: row.id, body: pushSubscriptionView(row) }
         }),
       {

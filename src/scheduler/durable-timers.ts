@@ -101,6 +101,22 @@ export async function scheduleTimer(tx: Db, clock: Clock, req: TimerRequest): Pr
   return { id: row!.id, actorKind: req.actorKind, actorId: req.actorId, name: req.name, token, dueAt: req.dueAt, event: req.event }
 }
 
+/** One live timer per (actor kind, actor id, name). */
+const timerKey = (kind: string, id: string, name: string) => `${kind}\u0000${id}\u0000${name}`
+
+/** A new row as the multi-row statements read it (jsonb_to_recordset): a fresh id and token. */
+const newTimerRecord = (r: TimerRequest, createdAt: string) => ({
+  id: newId('timer'),
+  actor_kind: r.actorKind,
+  actor_id: r.actorId,
+  name: r.name,
+  token: randomUUID(),
+  due_at: r.dueAt.toISOString(),
+  event: r.event,
+  shard: r.shard ?? 0,
+  created_at: createdAt,
+})
+
 /**
  * scheduleTimer for several timers in one statement (one round trip, one commit when
  * alone): the rows in the order of the requests. Two requests for the same timer
@@ -109,22 +125,11 @@ export async function scheduleTimer(tx: Db, clock: Clock, req: TimerRequest): Pr
 export async function scheduleTimers(tx: Db, clock: Clock, reqs: TimerRequest[]): Promise<TimerRow[]> {
   if (reqs.length === 0) return []
   const createdAt = clock.now().toISOString()
-  const rows = reqs.map((r) => ({
-    id: newId('timer'),
-    actor_kind: r.actorKind,
-    actor_id: r.actorId,
-    name: r.name,
-    token: randomUUID(),
-    due_at: r.dueAt.toISOString(),
-    event: r.event,
-    shard: r.shard ?? 0,
-    created_at: createdAt,
-  }))
-  const key = (kind: string, id: string, name: string) => `${kind}\u0000${id}\u0000${name}`
+  const rows = reqs.map((r) => newTimerRecord(r, createdAt))
   // A replaced row keeps its id: read it back from what the statement returned.
-  const ids = new Map((await SCHEDULE_MANY.rows(tx, [JSON.stringify(rows)])).map((r) => [key(r.actor_kind, r.actor_id, r.name), r.id]))
+  const ids = new Map((await SCHEDULE_MANY.rows(tx, [JSON.stringify(rows)])).map((r) => [timerKey(r.actor_kind, r.actor_id, r.name), r.id]))
   return reqs.map((r, i) => ({
-    id: ids.get(key(r.actorKind, r.actorId, r.name)) ?? rows[i]!.id,
+    id: ids.get(timerKey(r.actorKind, r.actorId, r.name)) ?? rows[i]!.id,
     actorKind: r.actorKind,
     actorId: r.actorId,
     name: r.name,
@@ -137,20 +142,10 @@ export async function scheduleTimers(tx: Db, clock: Clock, reqs: TimerRequest[])
 /** Timers of an actor that has none yet (a fresh actor): one insert for all, one row per name (the last wins). */
 export async function insertTimers(tx: Db, clock: Clock, reqs: TimerRequest[]): Promise<void> {
   const byName = new Map<string, TimerRequest>()
-  for (const r of reqs) byName.set(`${r.actorKind}\u0000${r.actorId}\u0000${r.name}`, r)
+  for (const r of reqs) byName.set(timerKey(r.actorKind, r.actorId, r.name), r)
   if (byName.size === 0) return
   const createdAt = clock.now().toISOString()
-  const rows = [...byName.values()].map((r) => ({
-    id: newId('timer'),
-    actor_kind: r.actorKind,
-    actor_id: r.actorId,
-    name: r.name,
-    token: randomUUID(),
-    due_at: r.dueAt.toISOString(),
-    event: r.event,
-    shard: r.shard ?? 0,
-    created_at: createdAt,
-  }))
+  const rows = [...byName.values()].map((r) => newTimerRecord(r, createdAt))
   await INSERT_MANY.rows(tx, [JSON.stringify(rows)])
 }
 
