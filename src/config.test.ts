@@ -75,7 +75,7 @@ describe('media settings (SIP_HOST, SIP_PORT, RTP_PORT_MIN, RTP_PORT_MAX)', () =
   })
 
   test('DATABASE_POOL_SIZE: a few connections by default, 1 to 200', () => {
-    expect(loadConfig({}).databasePoolSize).toBe(4)
+    expect(loadConfig({}).databasePoolSize).toBe(8)
     expect(loadConfig({ DATABASE_POOL_SIZE: '1' }).databasePoolSize).toBe(1)
     bad({ DATABASE_POOL_SIZE: '0' }, /DATABASE_POOL_SIZE must be an integer from 1 to 200/)
     bad({ DATABASE_POOL_SIZE: 'many' }, /DATABASE_POOL_SIZE must be an integer/)
