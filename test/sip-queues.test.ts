@@ -7,6 +7,8 @@
  *    by the agent who answered;
  *  - an agent with no registered phone cannot take the call: the caller waits out the
  *    queue's max wait and goes on to its timeout target, a user whose phone answers;
+ *    so it does when the queue's timeout notice is lost on the bus (the media role
+ *    reads the queue's record);
  *  - the caller hangs up while an agent's phone rings: the queue reports the caller
  *    abandoned and the agent's phone gets CANCEL;
  *  - an agent's phone that refuses at once (486) is not rung again before the
@@ -85,6 +87,34 @@ describe.skipIf(!sipp || !sox)('real calls wait in queues', () => {
       const events = await a.eventsOf(call.id)
       expect(queueEvents(events).map((e) => e.type)).toEqual(['queue.call.queued', 'queue.call.timed_out'])
       expect(events.filter((e) => e.type === 'call.ringing').map((e) => e.data.user_id)).toEqual([carol.user])
+      await a.stop()
+    },
+    withSipp(90_000),
+  )
+
+  test(
+    'the queue’s timeout notice is lost: the caller still goes on to the timeout target, by the queue’s own record',
+    async () => {
+      const a = await sipAccount(t, work, 2)
+      const [away, carol] = a.lines as [Account['lines'][0], Account['lines'][0]]
+      const carolAnswers = (await carol.register())('answer.xml')
+      const queue = await queueOf(a, [away.user], { max_wait_seconds: 2, timeout_target: carol.user })
+      const number = await numberRoutedTo(a.c, queue)
+      // The bus loses every timeout notice for this queue on its way to the media role.
+      const b2bua = t.service.media!.b2bua!
+      const deliver = b2bua.queueCaller
+      const lost: string[] = []
+      b2bua.queueCaller = (notice) => (notice.kind === 'timeout' && notice.queue_id === queue ? void lost.push(notice.call_id) : deliver(notice))
+      try {
+        expectAllPassed(await carrierCall(work, 'trunk-call-prompt.xml', number), await carolAnswers)
+      } finally {
+        b2bua.queueCaller = deliver
+      }
+      const call = await endedCallTo(a, number)
+      expect(lost).toEqual([call.id])
+      expect(call).toMatchObject({ status: 'completed', user_id: carol.user })
+      const events = await a.eventsOf(call.id)
+      expect(queueEvents(events).map((e) => e.type)).toEqual(['queue.call.queued', 'queue.call.timed_out'])
       await a.stop()
     },
     withSipp(90_000),

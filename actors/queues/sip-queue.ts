@@ -13,10 +13,24 @@ import { presenceStates } from '../../src/services/accounts/presence'
 import { getQueue, queueAgentStandings } from '../../src/services/routing/queues'
 import type { QueueSipAttachment } from '../../src/services/routing/queue-caller-notices'
 import { newId } from '../../src/ids'
+import { statement } from '../../src/db/statements'
 import type { CallOwner } from '../calls/messages'
 import { PRESENCE_KIND } from '../presence/messages'
 import { durableMessage, durableMessageSender, sendCommand, spawnInTx } from '../runtime/commands'
 import { type CallerArrived, memberStatus, QUEUE_KIND, queueHandoff } from './messages'
+
+/** Where a queue's actor has a caller, by its last committed step. */
+export type QueueStanding = 'waiting' | 'connected' | 'departed' | 'unknown'
+
+// In the database, from the persisted snapshot: a queue of a thousand callers is not shipped here to find one.
+const STANDING = statement<{ waiting: boolean; connected: boolean; departed: boolean }>(
+  `select
+      exists (select 1 from jsonb_array_elements(s.snapshot->'context'->'lanes') l, jsonb_array_elements(l->'entries') e
+        where e->>'call_id' = $2) as waiting,
+      coalesce((s.snapshot->'context'->'connected') ? $2, false) as connected,
+      coalesce((s.snapshot->'context'->'departed') ? $2, false) as departed
+    from actor_snapshots s where s.kind = $3 and s.id = $1`,
+)
 
 export interface SipQueueCallersDeps {
   db: Db
@@ -69,6 +83,17 @@ export function sipQueueCallers(deps: SipQueueCallersDeps) {
         await sendCommand(tx, deps.clock, h.kind, h.id, h.command),
       ])
       wake(h.id, rows)
+    },
+    /**
+     * Whether the queue still holds the caller (`waiting`, offered included), took it to
+     * an agent (`connected`), let it go (`departed`: timed out, abandoned, answered),
+     * or has no word of it (`unknown`: no such queue, its arrival not taken yet, or a
+     * departure older than the last DEPARTED_KEPT).
+     */
+    async standing(queueId: string, callId: string): Promise<QueueStanding> {
+      const [row] = await STANDING.rows(deps.db, [queueId, callId, QUEUE_KIND])
+      if (!row) return 'unknown'
+      return row.waiting ? 'waiting' : row.connected ? 'connected' : row.departed ? 'departed' : 'unknown'
     },
     async tell(queueId: string, event: EventObject & Record<string, unknown>): Promise<void> {
       wake(queueId, [await send(QUEUE_KIND, queueId, durableMessage.tell(event))])

@@ -197,6 +197,8 @@ const sdpBody = (body: string) => ({ body, contentType: 'application/sdp' })
 
 /** How long a user's phones ring before voicemail answers, and the longest message, in simulated seconds. */
 export const RING_TIMEOUT_S = 20
+/** How often a caller waiting in a queue has the queue's record read (simulated seconds): the bound on a lost timeout notice. */
+export const QUEUE_CHECK_S = 10
 export const MAX_MESSAGE_S = 120
 /** How long the carrier trunk may ring a live call to the PSTN (simulated seconds) before it is cancelled. */
 export const TRUNK_RING_TIMEOUT_S = 60
@@ -725,9 +727,39 @@ export function createB2bua(deps: B2buaDeps) {
     }
     if (call.state !== 'ringing') return 'ended'
     earlyMedia(call, ctx)
+    watchQueue(call, queueId, false)
     const music = await holdMusicFor(call.owner.accountId)
     if (music && call.state === 'ringing' && call.queue?.id === queueId) void call.media.play('caller', music, { loop: true }).catch(() => {})
     return left
+  }
+
+  /**
+   * The queue's timeout reaches this process as a bus notice, which a restart of the
+   * bus or a busy moment may lose: the caller would then hear hold music until they
+   * hang up. So while a caller waits, the queue's own record is read every
+   * QUEUE_CHECK_S: once the queue has let the caller go (it says so, or the caller it
+   * held is gone from it) with no agent's answer here, the plan goes on as the notice
+   * would have had it.
+   */
+  const watchQueue = (call: Call, queueId: string, seenWaiting: boolean) => {
+    after(call, QUEUE_CHECK_S, () => {
+      const queue = call.queue
+      if (queue?.id !== queueId || call.state !== 'ringing') return
+      // An offer ringing now keeps the caller in the queue's record (waiting), so it needs no exception here.
+      deps
+        .queues!.standing(queueId, call.id)
+        .then((standing) => {
+          if (call.queue !== queue || call.state !== 'ringing') return
+          const gone = standing === 'departed' || (standing === 'unknown' && seenWaiting)
+          if (!gone) return watchQueue(call, queueId, seenWaiting || standing === 'waiting')
+          log?.warn({ call_id: call.id, queue: queueId }, 'the queue let the caller go without a word here: the plan goes on')
+          queueCaller({ kind: 'timeout', queue_id: queueId, call_id: call.id, at: at() })
+        })
+        .catch((err) => {
+          log?.warn({ err, call_id: call.id, queue: queueId }, 'queue standing not read')
+          watchQueue(call, queueId, seenWaiting)
+        })
+    })
   }
 
   /**

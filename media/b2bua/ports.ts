@@ -95,6 +95,8 @@ export interface CallQueues {
     queue: QueueStep
   }): Promise<void>
   tell(queueId: string, event: QueueCallerEvent): Promise<void>
+  /** Where the queue has the caller by its last committed step (actors/queues/sip-queue.ts QueueStanding). */
+  standing(queueId: string, callId: string): Promise<'waiting' | 'connected' | 'departed' | 'unknown'>
 }
 
 /** The call machine's events a SIP call produces (machines/call.ts CallMachineEvent). */
