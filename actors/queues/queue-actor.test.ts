@@ -18,6 +18,7 @@ import { spawnInTx, tellActor } from '../runtime/commands'
 import { ActorHost } from '../runtime/host'
 import { QUEUE_KIND, queueHandoff } from './messages'
 import { createQueueKind, REAL_OFFER_END_SECONDS } from './queue-actor'
+import { sipQueueCallers } from './sip-queue'
 
 let database: Database
 const clock = manualClock('2026-03-02T10:00:00.000Z')
@@ -93,6 +94,7 @@ describe('queue actor: a real caller', () => {
         at: clock.now().toISOString(),
       }),
     )
+    expect(await sipQueueCallers({ db: database.db, clock }).standing(queueId, callId)).toBe('connected')
     await host.fire(await tellActor(database.db, clock, QUEUE_KIND, queueId, { type: 'CALL_ENDED', call_id: callId, at: clock.now().toISOString() }))
     expect(await queueEventTypes(callId)).toEqual(['queue.call.queued', 'queue.call.dispatched', 'queue.call.answered', 'queue.call.completed'])
     // The sandbox's scripted phones (ANSWER, HANGUP to the call) are not played for a real caller.
@@ -136,10 +138,16 @@ describe('queue actor: a real caller', () => {
     // An agent who is logged out: nobody is offered the caller, who waits out max wait.
     const { queueId, callId } = await realCallerArrives(host, newId('user'), { status: 'offline', maxWaitSeconds: 30 })
     expect(notices).toEqual([])
+    // What the media role reads when the notice may have been lost: waiting, then departed.
+    const callers = sipQueueCallers({ db: database.db, clock })
+    expect(await callers.standing(queueId, callId)).toBe('waiting')
+    expect(await callers.standing(queueId, newId('call'))).toBe('unknown')
+    expect(await callers.standing(newId('queue'), callId)).toBe('unknown')
     clock.advance(30_000)
     const [due] = await dueTimersOf(database.db, clock.now(), QUEUE_KIND, queueId)
     await host.fire(due!)
     expect(notices).toEqual([{ kind: 'timeout', queue_id: queueId, call_id: callId, at: clock.now().toISOString() }])
     expect(await queueEventTypes(callId)).toEqual(['queue.call.queued', 'queue.call.timed_out'])
+    expect(await callers.standing(queueId, callId)).toBe('departed')
   })
 })
