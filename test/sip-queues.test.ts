@@ -72,51 +72,45 @@ describe.skipIf(!sipp || !sox)('real calls wait in queues', () => {
     withSipp(90_000),
   )
 
+  /**
+   * A queue whose only agent has no registered phone: the carrier's caller waits out
+   * max wait, then the timeout target's phone answers. `loseTimeoutNotices`: the bus
+   * loses every timeout notice of the queue on its way to the media role.
+   */
+  async function waitsOutToTheTimeoutTarget(loseTimeoutNotices: boolean) {
+    const a = await sipAccount(t, work, 2)
+    const [away, carol] = a.lines as [Account['lines'][0], Account['lines'][0]]
+    const carolAnswers = (await carol.register())('answer.xml')
+    const queue = await queueOf(a, [away.user], { max_wait_seconds: 2, timeout_target: carol.user })
+    const number = await numberRoutedTo(a.c, queue)
+    const b2bua = t.service.media!.b2bua!
+    const deliver = b2bua.queueCaller
+    const lost: string[] = []
+    if (loseTimeoutNotices)
+      b2bua.queueCaller = (notice) => (notice.kind === 'timeout' && notice.queue_id === queue ? void lost.push(notice.call_id) : deliver(notice))
+    try {
+      expectAllPassed(await carrierCall(work, 'trunk-call-prompt.xml', number), await carolAnswers)
+    } finally {
+      b2bua.queueCaller = deliver
+    }
+    const call = await endedCallTo(a, number)
+    expect(lost).toEqual(loseTimeoutNotices ? [call.id] : [])
+    expect(call).toMatchObject({ status: 'completed', user_id: carol.user })
+    const events = await a.eventsOf(call.id)
+    expect(queueEvents(events).map((e) => e.type)).toEqual(['queue.call.queued', 'queue.call.timed_out'])
+    expect(events.filter((e) => e.type === 'call.ringing').map((e) => e.data.user_id)).toEqual([carol.user])
+    await a.stop()
+  }
+
   test(
     'an agent with no registered phone cannot take the call: the caller waits out max wait, then the timeout target’s phone answers',
-    async () => {
-      const a = await sipAccount(t, work, 2)
-      const [away, carol] = a.lines as [Account['lines'][0], Account['lines'][0]]
-      const carolAnswers = (await carol.register())('answer.xml')
-      const queue = await queueOf(a, [away.user], { max_wait_seconds: 2, timeout_target: carol.user })
-      const number = await numberRoutedTo(a.c, queue)
-      expectAllPassed(await carrierCall(work, 'trunk-call-prompt.xml', number), await carolAnswers)
-
-      const call = await endedCallTo(a, number)
-      expect(call).toMatchObject({ status: 'completed', user_id: carol.user })
-      const events = await a.eventsOf(call.id)
-      expect(queueEvents(events).map((e) => e.type)).toEqual(['queue.call.queued', 'queue.call.timed_out'])
-      expect(events.filter((e) => e.type === 'call.ringing').map((e) => e.data.user_id)).toEqual([carol.user])
-      await a.stop()
-    },
+    () => waitsOutToTheTimeoutTarget(false),
     withSipp(90_000),
   )
 
   test(
     'the queue’s timeout notice is lost: the caller still goes on to the timeout target, by the queue’s own record',
-    async () => {
-      const a = await sipAccount(t, work, 2)
-      const [away, carol] = a.lines as [Account['lines'][0], Account['lines'][0]]
-      const carolAnswers = (await carol.register())('answer.xml')
-      const queue = await queueOf(a, [away.user], { max_wait_seconds: 2, timeout_target: carol.user })
-      const number = await numberRoutedTo(a.c, queue)
-      // The bus loses every timeout notice for this queue on its way to the media role.
-      const b2bua = t.service.media!.b2bua!
-      const deliver = b2bua.queueCaller
-      const lost: string[] = []
-      b2bua.queueCaller = (notice) => (notice.kind === 'timeout' && notice.queue_id === queue ? void lost.push(notice.call_id) : deliver(notice))
-      try {
-        expectAllPassed(await carrierCall(work, 'trunk-call-prompt.xml', number), await carolAnswers)
-      } finally {
-        b2bua.queueCaller = deliver
-      }
-      const call = await endedCallTo(a, number)
-      expect(lost).toEqual([call.id])
-      expect(call).toMatchObject({ status: 'completed', user_id: carol.user })
-      const events = await a.eventsOf(call.id)
-      expect(queueEvents(events).map((e) => e.type)).toEqual(['queue.call.queued', 'queue.call.timed_out'])
-      await a.stop()
-    },
+    () => waitsOutToTheTimeoutTarget(true),
     withSipp(90_000),
   )
 

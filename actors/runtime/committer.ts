@@ -18,13 +18,11 @@
  * Statements carry their rows as one JSON parameter (jsonb_to_recordset): the text
  * is the same whatever the batch size, so PostgreSQL keeps each one prepared.
  */
-import { randomUUID } from 'node:crypto'
 import type { Clock } from '../../src/clock'
 import type { Db } from '../../src/db/client'
 import { statement } from '../../src/db/statements'
 import { insertEvents, type NewEvent, prepareEvents, type StoredEvent } from '../../src/events/outbox'
-import { newId } from '../../src/ids'
-import { MESSAGE_NAME_PREFIX, type TimerRow } from '../../src/scheduler/durable-timers'
+import { MESSAGE_NAME_PREFIX, scheduleTimers, type TimerRow, timerKey } from '../../src/scheduler/durable-timers'
 
 const SNAPSHOT_RECORD = '(kind text, id text, machine_version text, snapshot jsonb, status text, shard integer, updated_at timestamptz)'
 /**
@@ -62,14 +60,6 @@ const CANCEL_TIMERS = statement(
   `delete from durable_timers t using jsonb_to_recordset($1::jsonb) as x(kind text, id text, name text)
     where t.actor_kind = x.kind and t.actor_id = x.id and t.name = x.name`,
 )
-const UPSERT_TIMERS = statement<{ id: string; actor_kind: string; actor_id: string; name: string }>(
-  `insert into durable_timers (id, actor_kind, actor_id, name, token, due_at, event, shard, created_at)
-    select id, actor_kind, actor_id, name, token, due_at, event, shard, created_at from jsonb_to_recordset($1::jsonb)
-      as x(id text, actor_kind text, actor_id text, name text, token text, due_at timestamptz, event jsonb, shard integer, created_at timestamptz)
-    on conflict (actor_kind, actor_id, name) do update set token = excluded.token, due_at = excluded.due_at, event = excluded.event, shard = excluded.shard
-    returning id, actor_kind, actor_id, name`,
-)
-
 /** A timer row a step writes: one of its own, or a durable message to another actor. */
 export interface TimerWrite {
   actorKind: string
@@ -251,26 +241,10 @@ export class Committer {
     const cancels = liveWrites.flatMap((w) => w.cancels.map((name) => ({ kind: w.kind, id: w.id, name })))
     if (cancels.length > 0) sent.push(CANCEL_TIMERS.rows(tx, [json(cancels)]))
     // One row per (actor, name): the last write of a name wins, as successive schedules would.
-    const byKey = new Map<string, { write: TimerWrite; id: string; token: string }>()
-    for (const w of liveWrites)
-      for (const t of w.timers) byKey.set(`${t.actorKind}\u0000${t.actorId}\u0000${t.name}`, { write: t, id: newId('timer'), token: randomUUID() })
-    let upserted: Promise<{ id: string; actor_kind: string; actor_id: string; name: string }[]> = Promise.resolve([])
-    if (byKey.size > 0) {
-      const now = this.opts.clock.now().toISOString()
-      const rows = [...byKey.values()].map(({ write: t, id, token }) => ({
-        id,
-        actor_kind: t.actorKind,
-        actor_id: t.actorId,
-        name: t.name,
-        token,
-        due_at: t.dueAt.toISOString(),
-        event: t.event,
-        shard: t.shard,
-        created_at: now,
-      }))
-      upserted = UPSERT_TIMERS.rows(tx, [json(rows)])
-      sent.push(upserted)
-    }
+    const byKey = new Map<string, TimerWrite>()
+    for (const w of liveWrites) for (const t of w.timers) byKey.set(timerKey(t.actorKind, t.actorId, t.name), t)
+    const upserted = scheduleTimers(tx, this.opts.clock, [...byKey.values()])
+    sent.push(upserted)
 
     // 6. The kinds' batched writes, each writer once with the items of all its steps (in step order); then their own writes, step by step.
     const batches = new Map<StepWrite['batched'][number]['writer'], unknown[]>()
@@ -291,20 +265,15 @@ export class Committer {
     for (const r of settled) if (r.status === 'rejected') throw r.reason
 
     const storedById = new Map((await stored).map((e) => [e.id, e]))
-    const timerRows = new Map<string, TimerRow>()
-    for (const r of await upserted) {
-      const key = `${r.actor_kind}\u0000${r.actor_id}\u0000${r.name}`
-      const w = byKey.get(key)!
-      // A replaced row keeps its id; its token and due time are the new ones.
-      timerRows.set(key, { id: r.id, actorKind: r.actor_kind, actorId: r.actor_id, name: r.name, token: w.token, dueAt: w.write.dueAt, event: w.write.event })
-    }
+    // A replaced row keeps its id; its token and due time are the new ones.
+    const timerRows = new Map((await upserted).map((r) => [timerKey(r.actorKind, r.actorId, r.name), r]))
 
     written.forEach((i, k) => {
       const w = writes[i]!
       outcomes[i] = {
         committed: true,
         events: prepared[k]!.map((e) => storedById.get(e.id)!),
-        timers: w.timers.map((t) => timerRows.get(`${t.actorKind}\u0000${t.actorId}\u0000${t.name}`)!),
+        timers: w.timers.map((t) => timerRows.get(timerKey(t.actorKind, t.actorId, t.name))!),
       }
     })
     return outcomes as StepOutcome[]

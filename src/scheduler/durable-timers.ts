@@ -101,8 +101,8 @@ export async function scheduleTimer(tx: Db, clock: Clock, req: TimerRequest): Pr
   return { id: row!.id, actorKind: req.actorKind, actorId: req.actorId, name: req.name, token, dueAt: req.dueAt, event: req.event }
 }
 
-/** One live timer per (actor kind, actor id, name). */
-const timerKey = (kind: string, id: string, name: string) => `${kind}\u0000${id}\u0000${name}`
+/** One live timer per (actor kind, actor id, name): the key that names it. */
+export const timerKey = (kind: string, id: string, name: string) => `${kind}\u0000${id}\u0000${name}`
 
 /** A new row as the multi-row statements read it (jsonb_to_recordset): a fresh id and token. */
 const newTimerRecord = (r: TimerRequest, createdAt: string) => ({
