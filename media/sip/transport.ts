@@ -73,12 +73,18 @@ interface Connection {
   queuedBytes: number
   /** Until the first whole message: closes a connection that has not sent one in time. */
   firstMessageTimer?: ReturnType<typeof setTimeout>
+  /**
+   * Closes the connection once silent for tcpIdleTimeoutS, restarted by every byte in
+   * or out. Not Bun's `socket.timeout`: its 4-second sweep fires up to 4 s early, so a
+   * short timeout could close a connection that had just spoken.
+   */
+  idleTimer?: ReturnType<typeof setTimeout>
 }
 
 export async function openSipTransports(options: SipTransportOptions, events: TransportEvents): Promise<SipTransports> {
   const maxConnections = options.maxConnections ?? 1024
   const maxQueuedBytes = options.maxQueuedBytes ?? 1 << 20
-  const idleTimeoutS = options.tcpIdleTimeoutS ?? 3660
+  const idleTimeoutMs = (options.tcpIdleTimeoutS ?? 3660) * 1000
   const firstMessageTimeoutMs = (options.tcpFirstMessageTimeoutS ?? 30) * 1000
   /** Open connections by their peer's address and port. */
   const connections = new Map<string, Socket<Connection>>()
@@ -86,6 +92,7 @@ export async function openSipTransports(options: SipTransportOptions, events: Tr
 
   const write = (socket: Socket<Connection>, bytes: Uint8Array) => {
     const c = socket.data
+    c.idleTimer?.refresh()
     if (c.queuedBytes > 0) return enqueue(socket, Buffer.from(bytes))
     const written = socket.write(bytes)
     // Negative: the connection is gone, and so is the way back (RFC 3261 §18.2.2 would open a new one; phones keep theirs open).
@@ -102,6 +109,7 @@ export async function openSipTransports(options: SipTransportOptions, events: Tr
   const forget = (socket: Socket<Connection>) => {
     if (!socket.data) return
     clearTimeout(socket.data.firstMessageTimer)
+    clearTimeout(socket.data.idleTimer)
     connections.delete(keyOf(socket.data.source))
   }
 
@@ -140,11 +148,12 @@ export async function openSipTransports(options: SipTransportOptions, events: Tr
             return
           }
           connections.set(keyOf(source), socket)
-          socket.timeout(idleTimeoutS)
+          socket.data.idleTimer = setTimeout(() => socket.end(), idleTimeoutMs)
           socket.data.firstMessageTimer = setTimeout(() => socket.end(), firstMessageTimeoutMs)
         },
         data(socket, chunk) {
           const c = socket.data
+          c.idleTimer?.refresh()
           const inbound = (bytes: Uint8Array): InboundMessage => ({ bytes, source: c.source, reply: (out) => write(socket, out) })
           for (const event of c.framer.push(chunk)) {
             if (event.kind === 'ping') write(socket, Buffer.from('\r\n'))
@@ -172,10 +181,6 @@ export async function openSipTransports(options: SipTransportOptions, events: Tr
             c.queued.shift()
             c.queuedBytes -= next.length
           }
-        },
-        // Silent for tcpIdleTimeoutS: Bun counts any byte in or out as activity.
-        timeout(socket) {
-          socket.end()
         },
         close(socket) {
           forget(socket)
