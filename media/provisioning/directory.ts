@@ -13,7 +13,7 @@
  */
 import type { Config } from '../../src/config'
 import type { Db } from '../../src/db/client'
-import { deviceForProvisioning, provisioningLogin, type ProvisioningView } from '../../src/services/devices/provisioning-read'
+import { deviceForProvisioning, type ProvisioningView } from '../../src/services/devices/provisioning-read'
 import { type DeviceTellWriter, tellBatcher } from '../device-tell-batcher'
 import type { ProvisioningConfig, ProvisioningHandset } from './config'
 import type { ConfigFailure, ConfigFetch, ProvisioningDirectoryEntry } from './http'
@@ -85,17 +85,10 @@ export function provisioningDirectory(deps: DirectoryDeps) {
     async lookupByMac(mac: string, request: Request): Promise<ProvisioningDirectoryEntry | undefined> {
       const account = accountOfPath(new URL(request.url).pathname)
       if (!account) return undefined
-      // The login first (one statement); the whole configuration only for a phone that proved who it is.
-      const login = await provisioningLogin(deps.db, mac)
-      if (!login || login.accountId !== account) return undefined
-      return {
-        credentials: login.credentials,
-        config: async () => {
-          const view = await deviceForProvisioning(deps.db, mac)
-          if (!view) throw new Error('the device was deleted during its fetch')
-          return provisioningConfigOf(view, deps.config.sipPort)
-        },
-      }
+      // One statement: reading the login alone first cost a second round trip on every fetch (`npm run bench -- provisioning`).
+      const view = await deviceForProvisioning(deps.db, mac)
+      if (!view?.provisioning_credentials || view.account.id !== account) return undefined
+      return { credentials: view.provisioning_credentials, config: provisioningConfigOf(view, deps.config.sipPort) }
     },
     /** Only the device's own file is its configuration; shared files (common settings, file lists) are not a provisioning. */
     async recordFetch(f: ConfigFetch): Promise<void> {

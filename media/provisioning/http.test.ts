@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto'
 import { type DigestAlgorithm, digestResponse } from '../../src/auth/digest'
 import { manualClock } from '../../src/clock'
 import type { ProvisioningConfig } from './config'
-import { type ConfigFailure, type ConfigFetch, type DeviceCredentials, type ProvisioningDirectoryEntry, provisioningHandler } from './http'
+import { type ConfigFailure, type ConfigFetch, type DeviceCredentials, provisioningHandler } from './http'
 import { parseXml, parseYealinkCfg, sampleConfig } from './parsers.testkit'
 
 const BASE = 'http://127.0.0.1:8080/provisioning/acct_1'
@@ -214,24 +214,6 @@ describe('security matrix: nothing without the device’s own credentials', () =
     expect([fetches, failures]).toEqual([[], []])
     // The challenge costs no lookup, for a known MAC as for any other.
     expect(lookups).toBe(0)
-  })
-
-  test('a directory may give the configuration lazily: it is read only once the phone proved who it is', async () => {
-    let reads = 0
-    const lazy: ProvisioningDirectoryEntry = {
-      credentials: YEALINK_CREDS,
-      config: async () => {
-        reads++
-        return sampleConfig('yealink', YEALINK_MAC)
-      },
-    }
-    handle = provisioningHandler({ lookupByMac: () => lazy, recordFetch: () => {}, recordFailure: () => {}, clock, nonceKey: 'test-nonce-key' })
-    expect((await phoneFetch(`/${YEALINK_MAC}.cfg`, YEALINK_UA, { ...YEALINK_CREDS, password: 'wrong' }, 'SHA-256')).status).toBe(401)
-    expect(reads).toBe(0)
-    const ok = await phoneFetch(`/${YEALINK_MAC}.cfg`, YEALINK_UA, YEALINK_CREDS, 'SHA-256')
-    expect(ok.status).toBe(200)
-    expect(parseYealinkCfg(await ok.text()).get('account.1.enable')).toBe('1')
-    expect(reads).toBe(1)
   })
 
   test('an unknown MAC is indistinguishable from a known one with a wrong password', async () => {

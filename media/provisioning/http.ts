@@ -26,12 +26,7 @@ export interface DeviceCredentials {
 }
 
 export interface ProvisioningDirectoryEntry {
-  /**
-   * The device's configuration, or how to read it: a directory can answer the
-   * credentials cheaply and read the whole configuration only for a phone that
-   * proved who it is.
-   */
-  config: ProvisioningConfig | (() => Promise<ProvisioningConfig>)
+  config: ProvisioningConfig
   credentials: DeviceCredentials
 }
 
@@ -160,13 +155,7 @@ export function provisioningHandler(deps: ProvisioningHandlerDeps): (request: Re
     const verdict = authenticate(request, entry?.credentials ?? NO_SUCH_DEVICE)
     if (!entry || verdict !== 'ok') return challenge(request, entry !== undefined && verdict === 'stale')
 
-    let config: ProvisioningConfig
-    try {
-      config = typeof entry.config === 'function' ? await entry.config() : entry.config
-    } catch (error) {
-      deps.onError?.(error, 'configuration read')
-      return errorResponse(500, 'The provisioning file could not be generated; retry later.', 'generation_failed')
-    }
+    const config = entry.config
     // Identified: from here on every outcome is recorded.
     const now = deps.clock.now()
     const fail = async (code: ConfigFailure['errorCode'], status: number, message: string, details?: Record<string, string>) => {

@@ -57,28 +57,6 @@ export interface ProvisioningView {
   handsets: { device: ProvisionedDevice; buttons: EffectiveButton[] }[]
 }
 
-const LOGIN_BY_MAC = statement<{ id: string; account_id: string; provisioning_username: string | null; provisioning_password_sealed: string | null }>(
-  'select id, account_id, provisioning_username, provisioning_password_sealed from devices where mac_address = $1',
-)
-
-/**
- * What a phone asking for its file must prove: the device's provisioning login, and
- * its account (phones fetch under their account's URL). One statement, because
- * every authenticated fetch starts here.
- */
-export async function provisioningLogin(db: Db, mac: string) {
-  const normal = normaliseMac(mac)
-  if (!normal) return undefined
-  const [row] = await LOGIN_BY_MAC.rows(db, [normal])
-  if (!row?.provisioning_username || !row.provisioning_password_sealed) return undefined
-  const sealer = await credentialSealer(db)
-  return {
-    deviceId: row.id,
-    accountId: row.account_id,
-    credentials: { username: row.provisioning_username, password: sealer.open(row.provisioning_password_sealed) },
-  }
-}
-
 interface DeviceJson {
   id: string
   type: DeviceType
