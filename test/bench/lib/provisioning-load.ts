@@ -11,7 +11,7 @@
  * devicesFile: JSON [[mac, username, password, ...more], ...] (mac: 12 lowercase hex digits)
  * out: { startedAt, endedAt, exchanges, served: [mac, ...], challengeMs, authMs, exchangeMs: [ms, ...] (per served device),
  *        statuses of the authenticated requests (a wrong first answer as "first NNN"),
- *        failed, statuses, firstError } (ms: performance.now() of this process)
+ *        failed, statuses, firstError, cpuUs: this process's own CPU while it ran the exchanges } (ms: performance.now() of this process)
  */
 import { randomBytes } from 'node:crypto'
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -95,6 +95,7 @@ async function exchange(mac: string, username: string, password: string): Promis
 }
 
 let next = 0
+const cpuAtStart = process.cpuUsage()
 const startedAt = performance.now()
 const deadline = startedAt + opts.deadlineMs
 
@@ -111,4 +112,6 @@ async function worker() {
 
 await Promise.all(Array.from({ length: opts.concurrency }, worker))
 const endedAt = performance.now()
-writeFileSync(opts.out, JSON.stringify({ startedAt, endedAt, exchanges: next, served, challengeMs, authMs, exchangeMs, failed, statuses, firstError }))
+const cpu = process.cpuUsage(cpuAtStart)
+const cpuUs = cpu.user + cpu.system
+writeFileSync(opts.out, JSON.stringify({ startedAt, endedAt, exchanges: next, served, challengeMs, authMs, exchangeMs, failed, statuses, firstError, cpuUs }))

@@ -72,6 +72,8 @@ interface LoadOut {
   failed: number
   statuses: Record<string, number>
   firstError?: string
+  /** The load process's own CPU over the exchanges (it shares the machine's cores with the service). */
+  cpuUs?: number
 }
 
 interface Latency {
@@ -100,6 +102,8 @@ interface Outcome {
   serviceCpuUsPerFetch?: number
   /** The embedded PostgreSQL server's processes (children of the service). */
   databaseCpuUsPerFetch?: number
+  /** The load process's (HTTP client, digest answers): what the machine's cores spent on the bench itself. */
+  loadCpuUsPerFetch?: number
   /** Both, until every device was synced: the device actors' backlog too (and the bench's status polling). */
   serviceCpuUsToSynced?: number
   databaseCpuUsToSynced?: number
@@ -345,6 +349,7 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Pro
       exchange: latencyOf(load.exchangeMs),
       serviceCpuUsPerFetch: cpu0 !== undefined && cpu1 !== undefined ? ((cpu1 - cpu0) * 1e6) / load.served.length : undefined,
       databaseCpuUsPerFetch: dbCpu0 !== undefined && dbCpu1 !== undefined ? ((dbCpu1 - dbCpu0) * 1e6) / load.served.length : undefined,
+      loadCpuUsPerFetch: load.cpuUs !== undefined && load.served.length > 0 ? load.cpuUs / load.served.length : undefined,
       drainS,
       serviceCpuUsToSynced: cpu0 !== undefined && cpu2 !== undefined ? ((cpu2 - cpu0) * 1e6) / load.served.length : undefined,
       databaseCpuUsToSynced: dbCpu0 !== undefined && dbCpu2 !== undefined ? ((dbCpu2 - dbCpu0) * 1e6) / load.served.length : undefined,
@@ -387,6 +392,7 @@ function print(outcomes: Outcome[], s: Settings) {
     console.log(
       `              (the service process: both requests, the lookups, the fetch's commit and the device actors' steps; the later figure also the bench's status polling${o.databaseCpuUsPerFetch === undefined ? '; the PostgreSQL server not measured' : ''})`,
     )
+    if (o.loadCpuUsPerFetch !== undefined) console.log(`              the load process (the phones' side, on the same cores): ${num(o.loadCpuUsPerFetch)} µs per fetch`)
     if (o.drainS !== undefined && o.seconds !== undefined && Number.isFinite(o.drainS)) {
       console.log(
         `  end to end  ${num(o.provisionedEvents)} devices synced within ${num(o.seconds + o.drainS, 1)} s of the first fetch = ${num((o.provisionedEvents ?? 0) / (o.seconds + o.drainS))} devices provisioned/s`,
