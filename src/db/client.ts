@@ -175,9 +175,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
   // server) would write to a copy that is then lost, so it must fail here (the server's
   // own start shares the lock it took: lockDataDir counts holders within a process).
   const folderLock = memory ? undefined : await lockDataDir(opts.dataDir)
-  const client = memory
-    ? new PGlite({ parsers: DRIZZLE_PARSERS, loadDataDir: await migratedClusterImage() })
-    : new PGlite(opts.dataDir, { parsers: DRIZZLE_PARSERS })
+  const client = memory ? await memoryCluster() : new PGlite(opts.dataDir, { parsers: DRIZZLE_PARSERS })
   await client.waitReady.catch((e) => {
     folderLock?.release()
     throw e
@@ -200,29 +198,27 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
 }
 
 /**
- * A PGlite cluster with every migration applied, as a tar image made once per
- * process: a PGlite in memory starts from it, so it opens migrated (its `migrate`
- * then finds nothing to do). Each one used to run initdb inside PGlite's WASM (2 to
- * 5 s) and the migrations (0.3 to 0.7 s), and the test suite opens one or more per file.
+ * A PGlite cluster in memory with every migration applied. The first of a process
+ * is made (initdb inside PGlite's WASM, 2 to 5 s, then the migrations) and dumped as
+ * a tar image; every later one loads that image (0.9 s), so it opens migrated and its
+ * `migrate` finds nothing to do. The test suite opens one or more per file.
  */
 let clusterImage: Promise<Blob> | undefined
-function migratedClusterImage(): Promise<Blob> {
-  clusterImage ??= (async () => {
-    const first = new PGlite({ parsers: DRIZZLE_PARSERS })
-    try {
-      // Dumped before it is ready, the image is one that never finishes loading.
-      await first.waitReady
-      await migratePglite(drizzlePglite(first), { migrationsFolder })
-      return await first.dumpDataDir('none')
-    } finally {
-      await first.close()
-    }
-  })()
-  // A failed attempt is not kept: the next database tries again.
-  clusterImage.catch(() => {
-    clusterImage = undefined
-  })
-  return clusterImage
+async function memoryCluster(): Promise<PGlite> {
+  const image = await clusterImage?.catch(() => undefined)
+  if (image) return new PGlite({ parsers: DRIZZLE_PARSERS, loadDataDir: image })
+  const first = new PGlite({ parsers: DRIZZLE_PARSERS })
+  try {
+    // Dumped before it is ready, the image is one that never finishes loading.
+    await first.waitReady
+    await migratePglite(drizzlePglite(first), { migrationsFolder })
+    clusterImage = first.dumpDataDir('none')
+    await clusterImage
+    return first
+  } catch (e) {
+    await first.close().catch(() => {})
+    throw e
+  }
 }
 
 /** What a second client of the same server may set differently (the leadership lock's own). */
