@@ -191,7 +191,11 @@ describe('cli listen', () => {
       expect(r.headers['x-service-account-id']).toBe(c.account)
       expect((await rx.verify(r, secret)).id).toBe(r.body.id)
     }
-    for (const e of expected) expect(cli.output.stdout).toContain(`${e.id}  [200] POST ${rx.url}`)
+    // The CLI prints a line once the forward's answer is back, which can be after the receiver counted it.
+    for (const e of expected) {
+      await cli.waitFor(new RegExp(`${e.id}\\s+\\[200\\] POST`))
+      expect(cli.output.stdout).toContain(`${e.id}  [200] POST ${rx.url}`)
+    }
 
     cli.proc.kill('SIGINT')
     expect(await cli.exited()).toBe(0)
