@@ -392,7 +392,8 @@ function print(outcomes: Outcome[], s: Settings) {
     console.log(
       `              (the service process: both requests, the lookups, the fetch's commit and the device actors' steps; the later figure also the bench's status polling${o.databaseCpuUsPerFetch === undefined ? '; the PostgreSQL server not measured' : ''})`,
     )
-    if (o.loadCpuUsPerFetch !== undefined) console.log(`              the load process (the phones' side, on the same cores): ${num(o.loadCpuUsPerFetch)} µs per fetch`)
+    if (o.loadCpuUsPerFetch !== undefined)
+      console.log(`              the load process (the phones' side, on the same cores): ${num(o.loadCpuUsPerFetch)} µs per fetch`)
     if (o.drainS !== undefined && o.seconds !== undefined && Number.isFinite(o.drainS)) {
       console.log(
         `  end to end  ${num(o.provisionedEvents)} devices synced within ${num(o.seconds + o.drainS, 1)} s of the first fetch = ${num((o.provisionedEvents ?? 0) / (o.seconds + o.drainS))} devices provisioned/s`,
