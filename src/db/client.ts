@@ -144,17 +144,17 @@ export interface OpenOptions {
  * (EMBEDDED_DATABASE=pglite), or where no PostgreSQL binaries exist for the platform.
  */
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  const poolSize = opts.poolSize ?? DEFAULT_DATABASE_POOL_SIZE
+  const pool = { max: opts.poolSize ?? DEFAULT_DATABASE_POOL_SIZE, onnotice: () => {}, connect_timeout: 10 }
   if (opts.databaseUrl) {
     const url = opts.databaseUrl
-    return postgresDatabase((extra = {}) => postgres(url, { max: poolSize, onnotice: () => {}, connect_timeout: 10, ...extra }))
+    return postgresDatabase((extra = {}) => postgres(url, { ...pool, ...extra }))
   }
   const memory = opts.dataDir === 'memory://'
   const pgliteFolder = !memory && existsSync(join(opts.dataDir, 'PG_VERSION'))
   if (!memory && !pgliteFolder && opts.embedded !== 'pglite') {
     try {
       const server = await startEmbeddedPostgres(opts.dataDir, { attach: opts.attach, log: opts.log })
-      const db = postgresDatabase((extra = {}) => postgres({ ...server.connection, max: poolSize, onnotice: () => {}, connect_timeout: 10, ...extra }), {
+      const db = postgresDatabase((extra = {}) => postgres({ ...server.connection, ...pool, ...extra }), {
         embedded: true,
       })
       return {
