@@ -1,13 +1,22 @@
 /**
  * The load process of the `provisioning` bench: every device fetches its own
  * `<mac>.cfg` once, the way a Yealink phone does (its User-Agent, a GET without
- * credentials, the 401 Digest challenge, the GET again with the answer), with
- * `concurrency` exchanges in flight (closed loop) and the devices taken in a shuffled
- * order so that neighbouring rows are not fetched together.
+ * credentials, the 401 Digest challenge, the GET again with the answer), the devices
+ * taken in a shuffled order so that neighbouring rows are not fetched together.
+ *
+ * Two ways to offer the load:
+ *   - rate > 0 (open loop): phones start their exchanges on a fixed schedule, `rate`
+ *     per second, whether or not earlier ones have finished, as phones powering up
+ *     independently do; each latency is counted from the exchange's scheduled start,
+ *     so a service (or a load process) falling behind shows in it rather than
+ *     slowing the load down (no coordinated omission);
+ *   - rate 0 (closed loop): `concurrency` exchanges in flight, each phone starting when
+ *     another finishes: the most the service can serve, latency then being
+ *     concurrency / throughput by construction.
  *
  *   bun test/bench/lib/provisioning-load.ts '<json options>'
  *
- * options: { baseUrl, basePath, devicesFile, concurrency, deadlineMs, out }
+ * options: { baseUrl, basePath, devicesFile, rate, concurrency, deadlineMs, out }
  * devicesFile: JSON [[mac, username, password, ...more], ...] (mac: 12 lowercase hex digits)
  * out: { startedAt, endedAt, exchanges, served: [mac, ...], challengeMs, authMs, exchangeMs: [ms, ...] (per served device),
  *        statuses of the authenticated requests (a wrong first answer as "first NNN"),
@@ -22,6 +31,8 @@ interface Options {
   /** The account's provisioning path, ending in '/'. */
   basePath: string
   devicesFile: string
+  /** Exchanges started per second (open loop); 0: closed loop with `concurrency` in flight. */
+  rate: number
   concurrency: number
   /** Stop starting exchanges after this long. */
   deadlineMs: number
@@ -51,12 +62,11 @@ const fail = (status: string, message: string) => {
   firstError ??= message
 }
 
-/** One phone's exchange; true when it ended with the file. */
-async function exchange(mac: string, username: string, password: string): Promise<boolean> {
+/** One phone's exchange, its latencies counted from `t0`; true when it ended with the file. */
+async function exchange(mac: string, username: string, password: string, t0 = performance.now()): Promise<boolean> {
   const path = `${opts.basePath}${mac}.cfg`
   const url = opts.baseUrl + path
   const headers = { 'User-Agent': userAgent(mac) }
-  const t0 = performance.now()
   const first = await fetch(url, { headers, signal: AbortSignal.timeout(30_000) })
   await first.arrayBuffer()
   const tChallenge = performance.now()
@@ -99,18 +109,32 @@ const cpuAtStart = process.cpuUsage()
 const startedAt = performance.now()
 const deadline = startedAt + opts.deadlineMs
 
-async function worker() {
-  while (next < devices.length && performance.now() < deadline) {
-    const [mac, username, password] = devices[next++]!
-    try {
-      await exchange(mac, username, password)
-    } catch (e) {
-      fail('error', e instanceof Error ? e.message : String(e))
-    }
+async function guarded(device: [string, string, string], t0?: number) {
+  try {
+    await exchange(device[0], device[1], device[2], t0)
+  } catch (e) {
+    fail('error', e instanceof Error ? e.message : String(e))
   }
 }
 
-await Promise.all(Array.from({ length: opts.concurrency }, worker))
+async function worker() {
+  while (next < devices.length && performance.now() < deadline) await guarded(devices[next++]!)
+}
+
+async function openLoop(rate: number) {
+  const started: Promise<void>[] = []
+  while (next < devices.length) {
+    const due = startedAt + (next * 1000) / rate
+    const wait = due - performance.now()
+    // Timers have about a millisecond's resolution: what is due within it starts now, on its schedule.
+    if (wait >= 1) await Bun.sleep(wait)
+    if (performance.now() >= deadline) break
+    started.push(guarded(devices[next++]!, due))
+  }
+  await Promise.all(started)
+}
+
+await (opts.rate > 0 ? openLoop(opts.rate) : Promise.all(Array.from({ length: opts.concurrency }, worker)))
 const endedAt = performance.now()
 const cpu = process.cpuUsage(cpuAtStart)
 const cpuUs = cpu.user + cpu.system

@@ -12,8 +12,12 @@
  *      nothing about the devices is cached in it;
  *   3. a load process (test/bench/lib/provisioning-load.ts) fetches each device's
  *      `<mac>.cfg` once, as the phone does (GET without credentials → 401 Digest
- *      challenge → GET with the answer → 200 with the file), BENCH_FETCH_CONCURRENCY
- *      exchanges in flight;
+ *      challenge → GET with the answer → 200 with the file): by default the phones
+ *      start their exchanges on a schedule, BENCH_FETCH_RATE per second, as phones
+ *      booting independently do (open loop, latency counted from each scheduled
+ *      start); with BENCH_FETCH_RATE=0, BENCH_FETCH_CONCURRENCY exchanges in flight
+ *      instead, a phone starting when another finishes (closed loop: the most the
+ *      service serves, latency then in-flight / throughput by construction);
  *   4. the device actors' work is awaited (a sample's provisioning-events, then every
  *      device's status, over the API), the service is stopped and its database read:
  *      devices synced, `provisioned` history rows and device.provisioned events.
@@ -25,7 +29,10 @@
  *
  * Environment (besides run.ts's DATABASE_URL, BENCH_SERVICE_ENV, BENCH_PROFILE, BENCH_KEEP_DATA):
  *   BENCH_DEVICES            desk phones created and fetched (default 10000)
- *   BENCH_FETCH_CONCURRENCY  fetch exchanges in flight (default 64)
+ *   BENCH_FETCH_RATE         exchanges started per second, open loop (default 2100: the goal and 5 %, so
+ *                            that the tail of the last exchanges leaves the measured rate above the goal
+ *                            when the service keeps up); 0 for the closed loop
+ *   BENCH_FETCH_CONCURRENCY  fetch exchanges in flight in the closed loop (default 64)
  *   BENCH_SETUP_CONCURRENCY  POST /v1/deskphones in flight during setup (default 32)
  *   BENCH_BACKENDS           comma-separated: embedded, postgres (default both)
  * (It has no BENCH_DURATION: the run is one fetch per device.)
@@ -57,6 +64,8 @@ const DRAIN_LIMIT_MS = 60_000
 
 interface Settings {
   devices: number
+  /** Exchanges started per second (open loop), or 0 for the closed loop. */
+  fetchRate: number
   fetchConcurrency: number
   setupConcurrency: number
 }
@@ -274,7 +283,7 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Pro
     const restartS = (performance.now() - restartStart) / 1000
 
     // ---- 3. the fetches ----
-    console.log(`[${backend}] measuring: each device fetches its <mac>.cfg once (401 challenge, then Digest), ${s.fetchConcurrency} exchanges in flight ...`)
+    console.log(`[${backend}] measuring: each device fetches its <mac>.cfg once (401 challenge, then Digest), ${loadShape(s)} ...`)
     const pid = service.child.proc.pid
     const cpu0 = cpuSeconds(pid)
     const dbCpu0 = store.kind === 'embedded' ? descendantsCpuSeconds(pid) : undefined
@@ -284,7 +293,15 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Pro
       [
         process.execPath,
         join(ROOT, 'test/bench/lib/provisioning-load.ts'),
-        JSON.stringify({ baseUrl: service.baseUrl, basePath, devicesFile, concurrency: s.fetchConcurrency, deadlineMs: FETCH_LIMIT_MS, out }),
+        JSON.stringify({
+          baseUrl: service.baseUrl,
+          basePath,
+          devicesFile,
+          rate: s.fetchRate,
+          concurrency: s.fetchConcurrency,
+          deadlineMs: FETCH_LIMIT_MS,
+          out,
+        }),
       ],
       { cwd: ROOT, env: process.env, timeoutMs: FETCH_LIMIT_MS + 45_000 },
     )
@@ -371,11 +388,14 @@ function verdict(o: Outcome, s: Settings): string[] {
   return why
 }
 
+const loadShape = (s: Settings) =>
+  s.fetchRate > 0 ? `exchanges started at ${num(s.fetchRate)}/s (open loop)` : `${s.fetchConcurrency} exchanges in flight (closed loop)`
+
 function print(outcomes: Outcome[], s: Settings) {
   const lines: string[] = []
   for (const o of outcomes) {
     if (o.skipped || o.failed) continue
-    console.log(`\n=== provisioning: ${LABEL[o.backend]}, ${num(s.devices)} devices, cold cache, ${s.fetchConcurrency} exchanges in flight ===`)
+    console.log(`\n=== provisioning: ${LABEL[o.backend]}, ${num(s.devices)} devices, cold cache, ${loadShape(s)} ===`)
     console.log(`  store       ${o.where}`)
     console.log(
       `  setup       ${num(s.devices)} desk phones, ${num(o.lines)} lines through POST /v1/deskphones in ${num(o.setupS, 1)} s (${num(s.devices / (o.setupS ?? NaN))}/s); restart to a fresh process ${num(o.restartS, 1)} s`,
@@ -424,6 +444,7 @@ function print(outcomes: Outcome[], s: Settings) {
 export async function run(ctx: BenchContext): Promise<void> {
   const s: Settings = {
     devices: intEnv('BENCH_DEVICES', 10_000),
+    fetchRate: intEnv('BENCH_FETCH_RATE', Math.round(GOAL.minFetchesPerSec * 1.05), 0),
     fetchConcurrency: intEnv('BENCH_FETCH_CONCURRENCY', 64),
     setupConcurrency: intEnv('BENCH_SETUP_CONCURRENCY', 32),
   }
