@@ -9,7 +9,7 @@ import { manualClock } from '../src/clock'
 import { eq } from 'drizzle-orm'
 import { accounts, deviceLines, devices } from '../src/db/schema'
 import { accountExtras } from '../src/services/accounts/accounts'
-import { deviceForProvisioning } from '../src/services/devices/provisioning-read'
+import { deviceForProvisioning, devicesForProvisioning } from '../src/services/devices/provisioning-read'
 import { sipCredentialsFor } from '../src/services/devices/sip-credentials'
 import { deviceFixtures, expectValidation, mac } from './device-fixtures'
 import { startTestService } from './support/service'
@@ -303,6 +303,35 @@ describe('what provisioning reads', () => {
       [h2.id, 1, 2],
     ])
     expect(view!.handsets.map((h) => h.device.id)).toEqual([h1.id, h2.id])
+  })
+
+  test('devicesForProvisioning(macs): fetches arriving together are read in one statement, each device with its own lines and buttons', async () => {
+    const c = await f.ctx()
+    const other = await f.ctx()
+    const u = await f.user(c)
+    const one = await f.deskphone(c, { model: 'T33G', lines: [{ user: u, label: 'One' }] })
+    const two = await f.deskphone(c, { model: 'T54W', lines: [{ label: 'Two a' }, { label: 'Two b' }] })
+    f.ok('override', await t.call('POST', `/v1/devices/${two.id}/button_overrides`, { ...c, body: { key: 3, type: 'dnd' } }))
+    const base = await f.base(c)
+    const handset = f.ok('handset', await t.call('POST', `/v1/dect-bases/${base.id}/handsets`, { ...c, body: { model: 'W56H' } }))
+    f.ok(
+      'handset extension',
+      await t.call('POST', `/v1/dect-bases/${base.id}/handsets/${handset.id}/extensions`, { ...c, body: { extension: await f.extension(c, u) } }),
+    )
+    const foreign = await f.deskphone(other, { model: 'T33G', lines: [{ label: 'Foreign' }] })
+    const db = t.service.database.db
+    const macs = [one, two, base, foreign].map((d) => d.mac_address as string)
+    const views = await devicesForProvisioning(db, [...macs, '001122334455'])
+    expect([...views.keys()].sort()).toEqual([...macs].sort())
+    // The batch answers exactly what each device read alone answers.
+    for (const m of macs) expect(views.get(m)).toEqual((await deviceForProvisioning(db, m))!)
+    expect(views.get(one.mac_address)!.lines.map((l) => l.label)).toEqual(['One'])
+    expect(views.get(two.mac_address)!.lines.map((l) => l.label)).toEqual(['Two a', 'Two b'])
+    expect(views.get(two.mac_address)!.buttons.find((b) => b.key === 3)?.type).toBe('dnd')
+    expect(views.get(one.mac_address)!.buttons.some((b) => b.type === 'dnd')).toBe(false)
+    expect(views.get(base.mac_address)!.lines.map((l) => l.device)).toEqual([handset.id])
+    expect(views.get(foreign.mac_address)!.account.id).toBe(other.account)
+    expect((await devicesForProvisioning(db, [])).size).toBe(0)
   })
 
   test('sipCredentialsFor(username): the line a registrar authenticates; an unknown username is credentials_not_found', async () => {

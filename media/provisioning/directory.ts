@@ -13,8 +13,10 @@
  */
 import type { Config } from '../../src/config'
 import type { Db } from '../../src/db/client'
-import { deviceForProvisioning, type ProvisioningView } from '../../src/services/devices/provisioning-read'
+import { normaliseMac } from '../../src/services/devices/catalogue'
+import { devicesForProvisioning, type ProvisioningView } from '../../src/services/devices/provisioning-read'
 import { type DeviceTellWriter, tellBatcher } from '../device-tell-batcher'
+import { lookupBatcher } from '../lookup-batcher'
 import type { ProvisioningConfig, ProvisioningHandset } from './config'
 import type { ConfigFailure, ConfigFetch, ProvisioningDirectoryEntry } from './http'
 
@@ -81,12 +83,15 @@ export function provisioningDirectory(deps: DirectoryDeps) {
   // No wake-up: the actors' timer poll takes the messages in batches, which costs less than one delivery per fetch.
   const batched = deps.writeTells ? tellBatcher(deps.db, deps.writeTells) : undefined
   const tell = (deviceId: string, event: { type: string } & Record<string, unknown>) => (batched ? batched(deviceId, [event]) : Promise.resolve())
+  // One statement per fetch, and one for the fetches arriving together: reading the login alone first cost a
+  // second round trip on every fetch, and each statement's start-up the database more than its rows (`npm run bench -- provisioning`).
+  const deviceByMac = lookupBatcher((macs: string[]) => devicesForProvisioning(deps.db, macs))
   return {
     async lookupByMac(mac: string, request: Request): Promise<ProvisioningDirectoryEntry | undefined> {
       const account = accountOfPath(new URL(request.url).pathname)
-      if (!account) return undefined
-      // One statement: reading the login alone first cost a second round trip on every fetch (`npm run bench -- provisioning`).
-      const view = await deviceForProvisioning(deps.db, mac)
+      const normal = normaliseMac(mac)
+      if (!account || !normal) return undefined
+      const view = await deviceByMac(normal)
       if (!view?.provisioning_credentials || view.account.id !== account) return undefined
       return { credentials: view.provisioning_credentials, config: provisioningConfigOf(view, deps.config.sipPort) }
     },
