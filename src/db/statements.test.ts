@@ -8,7 +8,7 @@ import { eq, sql } from 'drizzle-orm'
 import { scratchPostgres } from '../../test/support/scratch-postgres'
 import { type Database, openDatabase } from './client'
 import { durableTimers, events, webhookEndpoints } from './schema'
-import { pgArray, selectRows, statement } from './statements'
+import { pgArray, selectRows, statement, tableStatement } from './statements'
 
 let database: Database
 let dispose: () => Promise<void>
@@ -91,6 +91,22 @@ describe('statement', () => {
     await Promise.all(ids.map((id) => insert.rows(database.db, params(id))))
     expect(Number((await count.rows(database.db, [pgArray(ids)]))[0]!.n)).toBe(30)
   })
+})
+
+test('tableStatement answers whole rows as drizzle select gives them, from `returning` as from `select`', async () => {
+  const { db } = database
+  const insert = tableStatement(
+    durableTimers,
+    (columns) => `insert into durable_timers (id, actor_kind, actor_id, name, token, due_at, event, shard, created_at)
+      values ($1, 'call', 'call_t', 'ring', 't', $2, $3::jsonb, 5, $2) returning ${columns}`,
+  )
+  const [inserted] = await insert.rows(db, ['tmr_table', at.toISOString(), JSON.stringify({ type: 'Y', n: [3] })])
+  const [selected] = await db.select().from(durableTimers).where(eq(durableTimers.id, 'tmr_table'))
+  expect(inserted).toEqual(selected!)
+  expect(inserted!.dueAt).toEqual(at)
+  expect(inserted!.event).toEqual({ type: 'Y', n: [3] })
+  const read = tableStatement(durableTimers, (columns) => `select ${columns} from durable_timers where id = $1`)
+  expect(await read.rows(db, ['tmr_table'])).toEqual([selected!])
 })
 
 test('pgArray quotes text elements so that any id survives', () => {

@@ -85,6 +85,25 @@ export async function selectRows<T extends PgTable>(db: Db, table: T, rest: SQL)
   return raw.map((r) => reader.fromRow(r))
 }
 
+/**
+ * A fixed statement answering whole rows of `table` (its text gets the quoted column
+ * list to put after `returning` or `select`), typed and mapped as drizzle's own
+ * select would give them.
+ */
+export function tableStatement<T extends PgTable>(table: T, text: (columns: string) => string): Statement<T['$inferSelect']> {
+  const reader = readerOf(table)
+  const columns = Object.values(getTableColumns(table))
+    .map((c) => `"${(c as PgColumn).name.replaceAll('"', '""')}"`)
+    .join(', ')
+  const inner = statement<Record<string, unknown>>(text(columns))
+  return {
+    text: inner.text,
+    async rows(db, params) {
+      return (await inner.rows(db, params)).map((r) => reader.fromRow(r))
+    },
+  }
+}
+
 /** A column's name, quoted, for the fixed parts of a hot query (drizzle renders `"table"."column"` anew each time). */
 export function columnName(column: PgColumn): SQL {
   return sql.raw(`"${column.name.replaceAll('"', '""')}"`)

@@ -12,7 +12,7 @@
  *   - the account by id (all columns), checked against the key's platform and mode
  *   GET:  the users keyset page (account_id = $1 order by created_at desc, id desc limit 11)
  *         and an HMAC-signed next-page cursor as the real list envelope builds it
- *   POST: one transaction: email-uniqueness check, insert user returning, insert audit row
+ *   POST: one transaction: insert user returning unless the account has the email (one statement), insert audit row
  * Only the first page of the list is served (a `page` cursor is refused): the bench
  * reads the first page only.
  *
@@ -175,12 +175,11 @@ async function createUser(req: Request, server: Bun.Server<unknown>, requestId: 
   const ip = server.requestIP(req)?.address ?? null
   const accountId = auth.account.id
   const result = await sql.begin(async (tx) => {
-    const [taken] = await tx`select "id" from "users" where ("users"."account_id" = ${accountId} and lower("users"."email") = lower(${body.email}))`
-    if (taken) return undefined
     const now = new Date()
     const [row] = await tx<UserRow[]>`
-      insert into "users" ("id", "account_id", "name", "email", "session_epoch", "created_at", "updated_at")
-      values (${newId('usr')}, ${accountId}, ${body.name ?? null}, ${body.email}, default, ${now}, ${now})
+      insert into "users" ("id", "account_id", "name", "email", "created_at", "updated_at")
+      select ${newId('usr')}, ${accountId}, ${body.name ?? null}, ${body.email}, ${now}, ${now}
+      where not exists (select 1 from "users" where "account_id" = ${accountId} and lower("email") = lower(${body.email}))
       on conflict do nothing
       returning "id", "account_id", "name", "email", "session_epoch", "created_at", "updated_at"`
     if (!row) return undefined
