@@ -11,7 +11,7 @@
  * cast with ::jsonb), and timestamps come back as strings (drizzle's parsers).
  */
 import { getTableColumns, getTableName, type SQL, sql } from 'drizzle-orm'
-import type { PgColumn, PgTable } from 'drizzle-orm/pg-core'
+import { type PgColumn, PgDialect, type PgTable } from 'drizzle-orm/pg-core'
 import { type Db, queryRows } from './client'
 
 export type Param = string | number | boolean | null
@@ -33,21 +33,34 @@ export interface Statement<Row> {
   rows(db: Db, params: Param[]): Promise<Row[]>
 }
 
+/** Runs text with $1..$n as a prepared statement (PostgreSQL keeps it per connection, by text). */
+async function run<Row>(db: Db, text: string, params: Param[]): Promise<Row[]> {
+  const client = driverOf(db)
+  if ('unsafe' in client) return (await client.unsafe(text, params, { prepare: true })) as Row[]
+  return (await client.query(text, params)).rows as Row[]
+}
+
 /** A statement written once as text with $1..$n; PostgreSQL keeps it prepared per connection. */
 export function statement<Row = Record<string, unknown>>(text: string): Statement<Row> {
-  return {
-    text,
-    async rows(db, params) {
-      const client = driverOf(db)
-      if ('unsafe' in client) return (await client.unsafe(text, params, { prepare: true })) as Row[]
-      return (await client.query(text, params)).rows as Row[]
-    },
-  }
+  return { text, rows: (db, params) => run<Row>(db, text, params) }
+}
+
+const dialect = new PgDialect()
+
+/**
+ * A drizzle condition (eq, and, ilike...) as text with $1..$n and its parameters,
+ * mapped to driver values as drizzle's own query would send them: the callers'
+ * filters stay drizzle expressions, and the statement around them is written as text.
+ */
+export function renderCondition(condition: SQL): { text: string; params: Param[] } {
+  const q = dialect.sqlToQuery(condition)
+  return { text: q.sql, params: q.params as Param[] }
 }
 
 interface TableReader<Row> {
   /** `select <every column> from <table>`, built once. */
   select: SQL
+  selectText: string
   /** A row as the driver gave it, keyed by column name, as drizzle's select would give it. */
   fromRow(raw: Record<string, unknown>): Row
 }
@@ -59,8 +72,10 @@ function readerOf<T extends PgTable>(table: T): TableReader<T['$inferSelect']> {
   if (!reader) {
     const columns = Object.entries(getTableColumns(table)) as [string, PgColumn][]
     const quote = (s: string) => `"${s.replaceAll('"', '""')}"`
+    const selectText = `select ${columns.map(([, c]) => quote(c.name)).join(', ')} from ${quote(getTableName(table))}`
     reader = {
-      select: sql.raw(`select ${columns.map(([, c]) => quote(c.name)).join(', ')} from ${quote(getTableName(table))}`),
+      select: sql.raw(selectText),
+      selectText,
       fromRow(raw) {
         const row: Record<string, unknown> = {}
         for (const [key, column] of columns) {
@@ -86,6 +101,15 @@ export async function selectRows<T extends PgTable>(db: Db, table: T, rest: SQL)
 }
 
 /**
+ * Whole rows of `table` as `selectRows` gives them, from a statement written as text:
+ * `rest` (with $1..$n for `params`) follows `select <every column> from <table>`.
+ */
+export async function selectRowsText<T extends PgTable>(db: Db, table: T, rest: string, params: Param[]): Promise<T['$inferSelect'][]> {
+  const reader = readerOf(table)
+  return (await run<Record<string, unknown>>(db, `${reader.selectText} ${rest}`, params)).map((r) => reader.fromRow(r))
+}
+
+/**
  * A fixed statement answering whole rows of `table` (its text gets the quoted column
  * list to put after `returning` or `select`), typed and mapped as drizzle's own
  * select would give them.
@@ -102,9 +126,4 @@ export function tableStatement<T extends PgTable>(table: T, text: (columns: stri
       return (await inner.rows(db, params)).map((r) => reader.fromRow(r))
     },
   }
-}
-
-/** A column's name, quoted, for the fixed parts of a hot query (drizzle renders `"table"."column"` anew each time). */
-export function columnName(column: PgColumn): SQL {
-  return sql.raw(`"${column.name.replaceAll('"', '""')}"`)
 }
