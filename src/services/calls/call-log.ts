@@ -1,7 +1,7 @@
 /** The call log: reads and the API view of calls (the call actor writes the rows). */
 import { and, eq, gte, inArray, lt, type SQL, sql } from 'drizzle-orm'
 import type { Db } from '../../db/client'
-import { statement } from '../../db/statements'
+import { pgArray, statement } from '../../db/statements'
 import { calls } from '../../db/schema'
 import { notFound, ValidationError } from '../../errors'
 import { keysetPage, type Page, type PageRequest } from '../../pagination'
@@ -204,6 +204,12 @@ const INSERT_CALL_LOGS = statement(
     on conflict (id) do nothing`,
 )
 
+/**
+ * `c.id = any($2)` (the same ids as an array) lets the planner read the rows by
+ * primary key: from jsonb_to_recordset alone it expects 100 rows and, on a table of
+ * a few thousand calls, hashed them against a scan of the whole table (4 ms a batch,
+ * growing with the table; `npm run bench -- calls`).
+ */
 const PATCH_CALL_LOGS = statement(
   `update calls as c set
       ringing_at = coalesce(c.ringing_at, x.ring_at),
@@ -221,7 +227,7 @@ const PATCH_CALL_LOGS = statement(
     from jsonb_to_recordset($1::jsonb) as x(id text, ring_at timestamptz, ring_user text, answered_at timestamptz,
       connected_at timestamptz, ended_at timestamptz, status text, duration_seconds integer, user_id text, to_user_id text,
       related_call text, summary text, endpoint text, updated_at timestamptz)
-    where c.id = x.id`,
+    where c.id = x.id and c.id = any($2::text[])`,
 )
 
 /** New calls' rows, in one statement (a call already logged keeps its row). */
@@ -272,5 +278,5 @@ export async function patchCallLogs(tx: Db, patches: CallLogPatch[]): Promise<vo
     endpoint: p.endpoint,
     updated_at: p.updatedAt.toISOString(),
   }))
-  await PATCH_CALL_LOGS.rows(tx, [JSON.stringify(json)])
+  await PATCH_CALL_LOGS.rows(tx, [JSON.stringify(json), pgArray(json.map((r) => r.id))])
 }

@@ -10,14 +10,16 @@
  */
 import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
-import { statement } from '../../db/statements'
+import { pgArray, statement } from '../../db/statements'
 import { newId } from '../../ids'
 
 /**
  * The device rows of a batch of steps, one row per device: its events folded in
  * order (the last fetch, the last provisioning, the last known address). A device
  * becomes synced when one of its provisionings is not older than its configuration,
- * i.e. when the latest is not (`synced_by`).
+ * i.e. when the latest is not (`synced_by`). `d.id = any($2)` (the same ids) makes
+ * the planner read the rows by primary key, not hash the batch against a scan of
+ * every device (8 ms a batch at 10,000 devices; see calls' PATCH_CALL_LOGS).
  */
 const MARK_FETCHED = statement(
   `update devices d set
@@ -26,7 +28,7 @@ const MARK_FETCHED = statement(
      last_fetched_at = x.fetched_at,
      ip_address = coalesce(x.ip_address, d.ip_address)
    from jsonb_to_recordset($1::jsonb) as x(id text, synced_by timestamptz, provisioned_at timestamptz, fetched_at timestamptz, ip_address text)
-   where d.id = x.id`,
+   where d.id = x.id and d.id = any($2::text[])`,
 )
 
 const INSERT_HISTORY = statement(
@@ -102,6 +104,6 @@ export async function recordProvisioned(tx: Db, clock: Clock, records: readonly 
       created_at: at,
     }
   })
-  if (devices.size > 0) await MARK_FETCHED.rows(tx, [JSON.stringify([...devices.values()])])
+  if (devices.size > 0) await MARK_FETCHED.rows(tx, [JSON.stringify([...devices.values()]), pgArray([...devices.keys()])])
   if (history.length > 0) await INSERT_HISTORY.rows(tx, [JSON.stringify(history)])
 }
