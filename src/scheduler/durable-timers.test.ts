@@ -8,7 +8,7 @@ import { manualClock, systemClock } from '../clock'
 import { until } from '../../test/support/polling'
 import { openDatabase, type Database } from '../db/client'
 import { durableTimers } from '../db/schema'
-import { cancelActorTimers, cancelTimer, claimTimer, DurableScheduler, scheduleTimer, scheduleTimers, type TimerRow } from './durable-timers'
+import { cancelActorTimers, cancelTimer, claimTimer, DurableScheduler, scheduleTimer, scheduleTimers, type TimerRow, RecentTokens } from './durable-timers'
 
 let database: Database
 const run = Math.random().toString(36).slice(2, 10)
@@ -273,4 +273,16 @@ describe('DurableScheduler', () => {
     await s.stop()
     expect(fired).toBe(1)
   })
+})
+
+test('RecentTokens remembers at least the last `generation` deliveries, the newest token of an id winning', () => {
+  const recent = new RecentTokens(100)
+  for (let i = 0; i < 1_000; i++) recent.set(`t${i}`, `a${i}`)
+  // The last 100 are always remembered, whatever the generations' boundaries.
+  for (let i = 900; i < 1_000; i++) expect(recent.get(`t${i}`)).toBe(`a${i}`)
+  expect(recent.get('t0')).toBeUndefined()
+  recent.set('t950', 'b')
+  expect(recent.get('t950')).toBe('b')
+  for (let i = 0; i < 100; i++) recent.set(`u${i}`, 'c')
+  expect(recent.get('t950')).toBe('b')
 })

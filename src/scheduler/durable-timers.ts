@@ -240,8 +240,30 @@ export interface DurableSchedulerOptions {
  * writes a timer in this process says so (`wake`), so a timer due now is not left
  * waiting for a poll.
  */
-/** How many delivered fires a scheduler remembers, to drop late copies of them. */
+/** How many delivered fires a scheduler remembers at least, to drop late copies of them. */
 const RECENTLY_DELIVERED = 10_000
+
+/**
+ * Timer id → token of the fires delivered lately, in two generations: when the newer
+ * one is full, the older is dropped whole. Dropping the oldest entry of one Map at a
+ * time (keys().next()) walks the tombstones of those deleted before it: 4.8 µs per
+ * delivery in Bun, 3 % of the service's CPU in `npm run bench -- calls`.
+ */
+export class RecentTokens {
+  private current = new Map<string, string>()
+  private previous = new Map<string, string>()
+  constructor(private readonly generation: number) {}
+  get(id: string): string | undefined {
+    return this.current.get(id) ?? this.previous.get(id)
+  }
+  set(id: string, token: string): void {
+    if (this.current.size >= this.generation) {
+      this.previous = this.current
+      this.current = new Map()
+    }
+    this.current.set(id, token)
+  }
+}
 
 export class DurableScheduler {
   /** Fires being delivered, by timer id: a second delivery of the same fire (same token) waits for it instead. */
@@ -251,7 +273,7 @@ export class DurableScheduler {
    * delivery ended (a wake's query racing the poll) is stale, and is not delivered
    * again. Bounded: an older copy only costs a stale step, which its claim drops.
    */
-  private readonly delivered = new Map<string, string>()
+  private readonly delivered = new RecentTokens(RECENTLY_DELIVERED)
   /**
    * The row as last rewritten (a new token) while an older fire of it was in flight,
    * by timer id: delivered as soon as that delivery ends, so the rewrite does not wait
@@ -390,7 +412,6 @@ export class DurableScheduler {
       .then(
         () => {
           this.failed.delete(t.id)
-          if (this.delivered.size >= RECENTLY_DELIVERED) this.delivered.delete(this.delivered.keys().next().value!)
           this.delivered.set(t.id, t.token)
         },
         (e) => {
