@@ -4,6 +4,7 @@
  * account's settings; the generators never read the database, so they stay pure and
  * a test can hand them any configuration.
  */
+import { normaliseMac } from '../../src/services/devices/catalogue'
 
 export type Vendor = 'yealink' | 'polycom'
 export const SUPPORTED_VENDORS: readonly Vendor[] = ['yealink', 'polycom']
@@ -105,13 +106,13 @@ export class ProvisioningError extends Error {
   }
 }
 
-/** Twelve hex digits, any case, with or without `:`/`-` separators → lowercase bare form; undefined otherwise. */
+/**
+ * A MAC in any spelling the API accepts (src/services/devices/catalogue: normaliseMac,
+ * which also refuses Polycom's all-zero master-file name and group addresses), in the
+ * lowercase bare form phones put in their file names and User-Agents; undefined otherwise.
+ */
 export function normalizeMac(text: string): string | undefined {
-  const bare = /^[0-9a-fA-F]{2}([:-]?)[0-9a-fA-F]{2}(?:\1[0-9a-fA-F]{2}){4}$/.test(text) ? text.replace(/[:-]/g, '') : undefined
-  if (!bare) return undefined
-  const mac = bare.toLowerCase()
-  // All zeros is Polycom's name for its shared master file; group (multicast, broadcast) addresses are no phone's.
-  return mac === '000000000000' || (Number.parseInt(mac.slice(0, 2), 16) & 1) === 1 ? undefined : mac
+  return normaliseMac(text)?.toLowerCase()
 }
 
 /**
