@@ -5,7 +5,8 @@
  *    trunk, answers the carrier's digest challenge (401) with the trunk's credentials
  *    (SIP_TRUNK_USERNAME/PASSWORD; sipp checks the answer), the carrier rings and
  *    answers, audio flows, the phone hangs up: an outbound call's events;
- *  - the carrier answers 486: the phone gets 486 and the call ends busy;
+ *  - the carrier answers 486: the phone gets 486 and the call ends busy; it answers
+ *    480 or 408: the phone gets 480 and the call ends no-answer;
  *  - the carrier plays early media (183 with SDP, audio): the phone gets our 183
  *    (no 180), the relay open to the carrier's audio before the answer;
  *  - click-to-call (POST /v1/calls) to a public number from a live account: the
@@ -96,6 +97,25 @@ describe.skipIf(!sipp || !sox)('live calls to the PSTN go out on the carrier tru
     },
     withSipp(90_000),
   )
+
+  for (const [status, scenario, number] of [
+    [480, 'carrier-unavailable.xml', '+15557654325'],
+    [408, 'carrier-timeout.xml', '+15557654326'],
+  ] as const)
+    test(
+      `the carrier answers ${status}: the phone gets 480 and the call ends no-answer`,
+      async () => {
+        const { a, alice } = await livePhone()
+        const trunk = (await carrier(scenario, ['unused'])).run
+        const aliceCalls = alice.dial('call-extension-unavailable.xml', number)
+        expectAllPassed(await aliceCalls, await trunk)
+        const call = await endedCallTo(a, number)
+        expect(call).toMatchObject({ direction: 'outbound', status: 'no-answer' })
+        expect(call.answered_at).toBeNull()
+        await a.stop()
+      },
+      withSipp(90_000),
+    )
 
   test(
     'the carrier plays early media: the phone gets a 183 with our SDP instead of a 180, then the answer',
