@@ -8,7 +8,7 @@ import type { SQL } from 'drizzle-orm'
 import type { PgColumn, PgTable } from 'drizzle-orm/pg-core'
 import type { Clock } from './clock'
 import type { Db } from './db/client'
-import { type Param, renderCondition, selectRowsText } from './db/statements'
+import { type Param, quoteIdent, renderCondition, selectRowsText } from './db/statements'
 import { ApiError } from './errors'
 
 export const CURSOR_TTL_MS = 24 * 60 * 60 * 1000
@@ -110,8 +110,8 @@ export async function keysetPage<T extends { createdAt: Date; id: string }>(
     params.push(value)
     return `$${params.length}`
   }
-  const createdAt = `"${table.createdAt.name}"`
-  const id = `"${table.id.name}"`
+  const createdAt = quoteIdent(table.createdAt.name)
+  const id = quoteIdent(table.id.name)
   const conds = rendered.text ? [`(${rendered.text})`] : []
   // A row comparison: the same order as (created_at, id) in the index, one condition to build.
   if (pos) conds.push(`(${createdAt}, ${id}) ${backwards ? '>' : '<'} (${param(new Date(pos.createdAt).toISOString())}::timestamptz, ${param(pos.id)})`)

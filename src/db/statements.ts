@@ -57,10 +57,15 @@ export function renderCondition(condition: SQL): { text: string; params: Param[]
   return { text: q.sql, params: q.params as Param[] }
 }
 
+/** An identifier quoted for statement text (a column or table name). */
+export const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`
+
 interface TableReader<Row> {
-  /** `select <every column> from <table>`, built once. */
-  select: SQL
+  /** Every column, quoted and comma-separated, built once. */
+  columnList: string
+  /** `select <every column> from <table>`, as text and as SQL. */
   selectText: string
+  select: SQL
   /** A row as the driver gave it, keyed by column name, as drizzle's select would give it. */
   fromRow(raw: Record<string, unknown>): Row
 }
@@ -71,11 +76,12 @@ function readerOf<T extends PgTable>(table: T): TableReader<T['$inferSelect']> {
   let reader = readers.get(table)
   if (!reader) {
     const columns = Object.entries(getTableColumns(table)) as [string, PgColumn][]
-    const quote = (s: string) => `"${s.replaceAll('"', '""')}"`
-    const selectText = `select ${columns.map(([, c]) => quote(c.name)).join(', ')} from ${quote(getTableName(table))}`
+    const columnList = columns.map(([, c]) => quoteIdent(c.name)).join(', ')
+    const selectText = `select ${columnList} from ${quoteIdent(getTableName(table))}`
     reader = {
-      select: sql.raw(selectText),
+      columnList,
       selectText,
+      select: sql.raw(selectText),
       fromRow(raw) {
         const row: Record<string, unknown> = {}
         for (const [key, column] of columns) {
@@ -116,10 +122,7 @@ export async function selectRowsText<T extends PgTable>(db: Db, table: T, rest: 
  */
 export function tableStatement<T extends PgTable>(table: T, text: (columns: string) => string): Statement<T['$inferSelect']> {
   const reader = readerOf(table)
-  const columns = Object.values(getTableColumns(table))
-    .map((c) => `"${(c as PgColumn).name.replaceAll('"', '""')}"`)
-    .join(', ')
-  const inner = statement<Record<string, unknown>>(text(columns))
+  const inner = statement<Record<string, unknown>>(text(reader.columnList))
   return {
     text: inner.text,
     async rows(db, params) {
