@@ -11,7 +11,7 @@ import { eq, inArray } from 'drizzle-orm'
 import { createKeyRing, parseMasterKey } from '../src/auth/key-encryption'
 import { manualClock } from '../src/clock'
 import { openDatabase, type Database } from '../src/db/client'
-import { events, recordings, storageDeletions, voicemails, webhookAttempts, webhookDeliveries } from '../src/db/schema'
+import { eventOutbox, events, recordings, storageDeletions, voicemails, webhookAttempts, webhookDeliveries } from '../src/db/schema'
 import { createLogger } from '../src/logger'
 import { DEAD_LETTER_RETENTION_MS, purgeOldEvents } from '../src/events/retention'
 import { RESUME_WINDOW_MS } from '../src/events/stream'
@@ -238,8 +238,10 @@ describe('sweeping and purging on a database of their own', () => {
       ids.set(k.name, id)
       const [row] = await own.db
         .insert(events)
-        .values({ id, platformId: 'plat_x', accountId: 'acct_x', mode: 'test', type: 'call.end', body: '{}', createdAt: k.createdAt, dispatched: k.dispatched })
+        .values({ id, platformId: 'plat_x', accountId: 'acct_x', mode: 'test', type: 'call.end', body: '{}', createdAt: k.createdAt })
         .returning({ seq: events.seq })
+      // Written undispatched (in the outbox), as every event is; a dispatched one has left it.
+      if (k.dispatched) await own.db.delete(eventOutbox).where(eq(eventOutbox.seq, row!.seq))
       for (const d of k.deliveries) {
         const deliveryId = newId('webhookDelivery')
         // Each delivery's attempt log goes with it.
@@ -287,10 +289,15 @@ describe('sweeping and purging on a database of their own', () => {
       .update(webhookDeliveries)
       .set({ state: 'delivered' })
       .where(inArray(webhookDeliveries.eventId, [ids.get('pending')!]))
-    await own.db
-      .update(events)
-      .set({ dispatched: true })
-      .where(eq(events.id, ids.get('undispatched')!))
+    await own.db.delete(eventOutbox).where(
+      inArray(
+        eventOutbox.seq,
+        own.db
+          .select({ seq: events.seq })
+          .from(events)
+          .where(eq(events.id, ids.get('undispatched')!)),
+      ),
+    )
     const partial = await purgeOldEvents(own.db, clock, { batch: 1, maxBatches: 2 })
     expect(partial.batches).toBe(2)
     expect(partial.next).toBeGreaterThan(0)

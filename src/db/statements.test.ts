@@ -61,7 +61,7 @@ describe('selectRows', () => {
       await db.select().from(webhookEndpoints).where(eq(webhookEndpoints.id, 'we_1')),
     )
     expect(await selectRows(db, durableTimers, sql``)).toEqual(await db.select().from(durableTimers))
-    const [event] = await selectRows(db, events, sql`where dispatched = false`)
+    const [event] = await selectRows(db, events, sql`where seq in (select seq from event_outbox)`)
     expect(event).toEqual((await db.select().from(events))[0]!)
     expect(typeof event!.seq).toBe('number')
     expect(event!.createdAt).toEqual(at)

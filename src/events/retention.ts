@@ -14,11 +14,15 @@
  * Deletion goes in batches, each its own short transaction, and a run stops after a
  * bounded number of them; the caller keeps the returned cursor for the next run.
  */
-import { and, asc, eq, gt, inArray } from 'drizzle-orm'
+import { and, asc, gt, inArray, sql } from 'drizzle-orm'
 import type { Clock } from '../clock'
 import type { Db } from '../db/client'
 import { events, webhookAttempts, webhookDeliveries } from '../db/schema'
 import { RESUME_WINDOW_MS } from './stream'
+
+/** An event is dispatched once its seq has left the outbox (event_outbox). */
+// Qualified by hand: drizzle writes a one-table query's columns bare, and a bare seq here would be the outbox's own.
+const notInOutbox = sql<boolean>`not exists (select 1 from event_outbox o where o.seq = "events"."seq")`
 
 /** How long after it died a dead delivery (and so its event) stays replayable. */
 export const DEAD_LETTER_RETENTION_MS = 30 * 24 * 3600_000
@@ -57,7 +61,7 @@ export async function purgeOldEvents(db: Db, clock: Clock, opts: EventPurgeOptio
   while (out.batches < maxBatches) {
     const after = out.next
     const scanned = await db
-      .select({ seq: events.seq, createdAt: events.createdAt, dispatched: events.dispatched })
+      .select({ seq: events.seq, createdAt: events.createdAt, dispatched: notInOutbox })
       .from(events)
       .where(gt(events.seq, after))
       .orderBy(asc(events.seq))
@@ -74,7 +78,7 @@ export async function purgeOldEvents(db: Db, clock: Clock, opts: EventPurgeOptio
         const locked = await tx
           .select({ seq: events.seq })
           .from(events)
-          .where(and(inArray(events.seq, candidates), eq(events.dispatched, true)))
+          .where(and(inArray(events.seq, candidates), notInOutbox))
           .for('update', { skipLocked: true })
         if (locked.length === 0) return { events: 0, deliveries: 0, attempts: 0 }
         const seqs = locked.map((e) => e.seq)

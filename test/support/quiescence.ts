@@ -92,7 +92,7 @@ export async function quiescenceState(t: TestService, accountId: string, actors:
            from ${actorSnapshots} where ${actorSnapshots.status} <> 'done' and ${scope.snapshots}) as active,
         (select coalesce(json_agg(json_build_object('kind', ${durableTimers.actorKind}, 'id', ${durableTimers.actorId}, 'name', ${durableTimers.name})), '[]'::json)
            from ${durableTimers} where ${scope.timers}) as timers,
-        (select count(*)::int from ${events} where ${events.accountId} = ${accountId} and not ${events.dispatched}) as undispatched,
+        (select count(*)::int from ${events} join event_outbox o on o.seq = ${events.seq} where ${events.accountId} = ${accountId}) as undispatched,
         (select count(*)::int from ${webhookDeliveries} where ${webhookDeliveries.accountId} = ${accountId} and ${webhookDeliveries.state} = 'pending') as pending
     `),
   )

@@ -6,10 +6,10 @@
  * events are taken).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from 'bun:test'
-import { asc, eq } from 'drizzle-orm'
+import { asc, eq, sql } from 'drizzle-orm'
 import { manualClock } from '../../clock'
 import type { Database, Db } from '../../db/client'
-import { events, webhookDeliveries } from '../../db/schema'
+import { eventOutbox, events, webhookDeliveries } from '../../db/schema'
 import { newId } from '../../ids'
 import { EndpointCache } from './attempt'
 import { createDispatcher, DISPATCH_BATCH, matchesEndpoint } from './dispatch'
@@ -40,7 +40,7 @@ function setup(opts: { db?: Db; cacheNow?: () => number } = {}) {
 }
 
 const allDeliveries = () => database.db.select().from(webhookDeliveries).orderBy(asc(webhookDeliveries.eventSeq), asc(webhookDeliveries.endpointId))
-const undispatched = () => database.db.select({ id: events.id }).from(events).where(eq(events.dispatched, false))
+const undispatched = () => database.db.select({ id: events.id }).from(events).innerJoin(eventOutbox, eq(eventOutbox.seq, events.seq))
 
 describe('matchesEndpoint', () => {
   const event = { type: 'user.created', mode: 'test', accountId: 'acct_a' }
@@ -113,6 +113,33 @@ describe('dispatch', () => {
     expect(await undispatched()).toEqual([])
     expect(await s.dispatcher.dispatch()).toBe(0)
     expect(s.enqueued).toEqual([])
+  })
+
+  test('every events row is written undispatched, however it is written, and an outbox row without its event is dropped', async () => {
+    const s = setup()
+    await insertEndpoint(database, clock, { platformId })
+    // Two inserts of several rows each, by drizzle and by hand: the database puts every row in the outbox.
+    const values = (n: number) => ({
+      id: newId('event'),
+      platformId,
+      accountId: 'acct_a',
+      mode: 'test' as const,
+      type: 'user.created',
+      body: `{"n":${n}}`,
+      createdAt: clock.now(),
+    })
+    await database.db.insert(events).values([values(1), values(2)])
+    const [gone] = await database.db.insert(events).values(values(3)).returning({ seq: events.seq })
+    await database.db.execute(
+      sql`insert into events (id, platform_id, account_id, mode, type, body, created_at) values (${newId('event')}, ${platformId}, 'acct_a', 'test', 'user.created', '{"n":4}', now()), (${newId('event')}, ${platformId}, 'acct_a', 'test', 'user.created', '{"n":5}', now())`,
+    )
+    expect(await undispatched()).toHaveLength(5)
+    // An event deleted before its dispatch (nothing in the service does so) leaves its outbox row behind.
+    await database.db.delete(events).where(eq(events.seq, gone!.seq))
+    expect(await database.db.select().from(eventOutbox)).toHaveLength(5)
+    expect(await s.dispatcher.dispatch()).toBe(5)
+    expect(s.enqueued.map((j) => j.body)).toEqual(['{"n":1}', '{"n":2}', '{"n":4}', '{"n":5}'])
+    expect(await database.db.select().from(eventOutbox)).toEqual([])
   })
 
   test(`at most ${DISPATCH_BATCH} events a transaction, oldest first`, async () => {

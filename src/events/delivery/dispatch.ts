@@ -2,8 +2,8 @@
  * Claiming committed events. Dispatch turns committed, undispatched outbox events
  * into one delivery row per matching endpoint (same mode, enabled_events match,
  * platform-global or the event's account) and per webhook voice app the event names
- * (voice-app-targets.ts), in one transaction with marking the
- * events dispatched; only after commit are the first attempts handed to their lanes,
+ * (voice-app-targets.ts), in one transaction with taking the
+ * events out of the outbox (event_outbox); only after commit are the first attempts handed to their lanes,
  * in commit order. Resume hands back, after a restart, the first attempts that were
  * pending (rows with no attempt yet), in the same order.
  */
@@ -31,7 +31,14 @@ const INSERT_DELIVERIES = statement(
     from jsonb_to_recordset($1::jsonb) as x(id text, event_seq bigint, event_id text, endpoint_id text, account_id text,
       max_attempts integer, at timestamptz, committed_at timestamptz)`,
 )
-const MARK_DISPATCHED = statement('update events set dispatched = true where seq = any($1::bigint[])')
+/**
+ * Takes the oldest undispatched events out of the outbox (event_outbox) that no other
+ * dispatcher holds, in one statement: the rows stay locked, and come back if this
+ * transaction does not commit.
+ */
+const TAKE_FROM_OUTBOX = statement<{ seq: number | string }>(
+  'delete from event_outbox where seq in (select seq from event_outbox order by seq limit $1 for update skip locked) returning seq',
+)
 
 const deliveryRecord = (d: DeliveryRow) => ({
   id: d.id,
@@ -57,7 +64,7 @@ export function matchesEndpoint(
 }
 
 export interface Dispatcher {
-  /** Moves committed, undispatched events into delivery rows; returns how many events it took. */
+  /** Moves committed, undispatched events into delivery rows; returns how many it took out of the outbox. */
   dispatch(): Promise<number>
   /** First attempts that were pending when the process stopped, back in their lanes in order. */
   resume(): Promise<void>
@@ -77,8 +84,9 @@ export function createDispatcher(deps: {
     async dispatch() {
       const jobs: Job[] = []
       const taken = await db.transaction(async (tx) => {
-        const batch = await selectRows(tx, events, sql`where dispatched = false order by seq limit ${DISPATCH_BATCH} for update skip locked`)
-        if (batch.length === 0) return 0
+        const seqs = (await TAKE_FROM_OUTBOX.rows(tx, [DISPATCH_BATCH])).map((r) => Number(r.seq))
+        if (seqs.length === 0) return 0
+        const batch = await selectRows(tx, events, sql`where seq = any(${pgArray(seqs)}::bigint[]) order by seq`)
         const platformIds = [...new Set(batch.map((e) => e.platformId))]
         const endpoints = await selectRows(tx, webhookEndpoints, sql`where platform_id = any(${pgArray(platformIds)}::text[]) and status = 'enabled'`)
         // Webhook voice apps following a call get its events too (voice-app-targets.ts).
@@ -118,8 +126,8 @@ export function createDispatcher(deps: {
         }
         for (let i = 0; i < rows.length; i += INSERT_BATCH)
           await INSERT_DELIVERIES.rows(tx, [JSON.stringify(rows.slice(i, i + INSERT_BATCH).map(deliveryRecord))])
-        await MARK_DISPATCHED.rows(tx, [pgArray(batch.map((e) => e.seq))])
-        return batch.length
+        // What was taken, events or not: an outbox row whose event is gone is dropped with the rest.
+        return seqs.length
       })
       // Only after commit: the rows exist, so a crash from here on is recovered by resume().
       for (const job of jobs) enqueue(job)

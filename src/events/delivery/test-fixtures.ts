@@ -5,9 +5,10 @@
  * WebhookTransport and a logger that keeps what it logs. Used by tests only.
  */
 import pino from 'pino'
+import { eq } from 'drizzle-orm'
 import type { Clock } from '../../clock'
 import { type Database, openDatabase } from '../../db/client'
-import { events, platforms, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema'
+import { eventOutbox, events, platforms, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../../db/schema'
 import { newId } from '../../ids'
 import type { Logger } from '../../logger'
 import { scratchPostgres } from '../../../test/support/scratch-postgres'
@@ -34,6 +35,7 @@ export async function clearDeliveryTables(database: Database) {
   await database.db.delete(webhookAttempts)
   await database.db.delete(webhookDeliveries)
   await database.db.delete(events)
+  await database.db.delete(eventOutbox)
   await database.db.delete(webhookEndpoints)
 }
 
@@ -117,9 +119,10 @@ export async function insertEvent(
       type,
       body,
       createdAt: clock.now(),
-      dispatched: values.dispatched ?? false,
     })
     .returning()
+  // A new event is undispatched (the database puts it in the outbox); a dispatched one leaves it.
+  if (values.dispatched) await database.db.delete(eventOutbox).where(eq(eventOutbox.seq, row!.seq))
   return row!
 }
 
