@@ -168,6 +168,39 @@ describe.skipIf(!sipp || !sox)('real calls wait in queues', () => {
   )
 
   test(
+    'an agent whose phone refuses leaves the offer at once: the next caller is offered to them while the other agent’s phone still rings',
+    async () => {
+      const a = await sipAccount(t, work, 2)
+      const [bob, carol] = a.lines as [Account['lines'][0], Account['lines'][0]]
+      // Bob's phone refuses both callers at once (486); Carol's rings 6 s before she picks up the first.
+      const bobRefuses = (await bob.register())('answer-busy.xml', ['unused'], ['-m', '2'])
+      const carolAnswersLate = (await carol.register())('answer-after-ringing.xml')
+      const queue = await queueOf(a, [bob.user, carol.user])
+      const number = await numberRoutedTo(a.c, queue)
+      const first = carrierCall(work, 'trunk-call-prompt.xml', number)
+      await until('Carol’s phone rings', async () => (await a.events()).some((e) => e.type === 'call.ringing' && e.data.user_id === carol.user), 30_000)
+      // The second caller gives up after 4 s, before Carol answers the first: only an agent freed by the refusal can be offered it.
+      const second = carrierCall(work, 'trunk-call-cancel.xml', number)
+      expectAllPassed(await first, await second, await carolAnswersLate, await bobRefuses)
+
+      const queued = (await a.events()).filter((e) => e.type === 'queue.call.queued').map((e) => e.data.call_id as string)
+      expect(queued).toHaveLength(2)
+      const [firstCall, secondCall] = queued as [string, string]
+      const firstEvents = await a.eventsOf(firstCall, 'queue.call.completed')
+      const secondEvents = await a.eventsOf(secondCall, 'queue.call.abandoned')
+      expect(queueEvents(firstEvents).map((e) => e.type)).toEqual(['queue.call.queued', 'queue.call.dispatched', 'queue.call.answered', 'queue.call.completed'])
+      expect(queueEvents(firstEvents)[2].data.agent_user).toBe(carol.user)
+      expect(queueEvents(secondEvents).map((e) => e.type)).toEqual(['queue.call.queued', 'queue.call.dispatched', 'queue.call.abandoned'])
+      // Bob's phone took two INVITEs (sipp -m 2 passed), the second caller's offered while Carol's phone still rang for the first.
+      const answered = Date.parse(queueEvents(firstEvents)[2].data.answered_at)
+      const secondDispatched = Date.parse(queueEvents(secondEvents)[1].data.dispatched_at)
+      expect(secondDispatched).toBeLessThan(answered)
+      await a.stop()
+    },
+    withSipp(90_000),
+  )
+
+  test(
     'an agent’s phone that answers busy at once is offered the caller again only after the ring time, not in a loop',
     async () => {
       const a = await sipAccount(t, work, 1)

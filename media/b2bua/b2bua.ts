@@ -519,11 +519,19 @@ export function createB2bua(deps: B2buaDeps) {
     calleeNumber: string,
     /** Filled with each user's forks as they go out (a queue offer cancels one agent's). */
     forksByUser?: Map<string, InviteHandle[]>,
+    /**
+     * Every phone of this user refused (486, 600, 603) while others still ring. Not
+     * called for the last user to refuse: the step itself then ends busy.
+     */
+    onDeclined?: (userId: string) => void,
   ): Promise<'answered' | 'busy' | 'no-answer'> =>
     new Promise((resolve) => {
       const forks: InviteHandle[] = []
       let left = users.reduce((n, u) => n + u.contacts.length, 0)
       let allBusy = true
+      // Per user: forks not ended yet, and whether every ended one refused.
+      const userLeft = new Map(users.map((u) => [u.userId, u.contacts.length]))
+      const userRefused = new Map(users.map((u) => [u.userId, true]))
       let settled = false
       const settle = (end: 'answered' | 'busy' | 'no-answer') => {
         if (settled) return
@@ -552,6 +560,8 @@ export function createB2bua(deps: B2buaDeps) {
             // A contact that cannot be sent to (a phone gone from its address) is a fork that failed.
             log?.warn({ err, call_id: call.id }, 'fork not sent')
             allBusy = false
+            userRefused.set(userId, false)
+            userLeft.set(userId, userLeft.get(userId)! - 1)
             if (--left === 0) settle('no-answer')
             continue
           }
@@ -565,8 +575,15 @@ export function createB2bua(deps: B2buaDeps) {
                 settle('answered')
                 return
               }
-              if (!(outcome.kind === 'rejected' && [486, 600, 603].includes(outcome.status))) allBusy = false
-              if (--left === 0) settle(allBusy ? 'busy' : 'no-answer')
+              const refused = outcome.kind === 'rejected' && [486, 600, 603].includes(outcome.status)
+              if (!refused) {
+                allBusy = false
+                userRefused.set(userId, false)
+              }
+              const userForksLeft = userLeft.get(userId)! - 1
+              userLeft.set(userId, userForksLeft)
+              if (--left === 0) return settle(allBusy ? 'busy' : 'no-answer')
+              if (!settled && userForksLeft === 0 && userRefused.get(userId)) onDeclined?.(userId)
             })
             .catch((err) => log?.error({ err, call_id: call.id }, 'fork failed'))
         }
@@ -793,7 +810,14 @@ export function createB2bua(deps: B2buaDeps) {
       )
       const reachable = users.filter((u) => u.contacts.length > 0)
       const fromHeader = call.fromHeader ?? ((tag: string) => `<sip:${call.fromNumber ?? 'anonymous'}@${deps.host}>;tag=${tag}`)
-      const end = reachable.length > 0 ? await ringStep(call, reachable, OFFER_RING_SECONDS, fromHeader, call.toNumber ?? '', forksByUser) : 'no-answer'
+      // An agent whose phones all refuse leaves the offer at once (the others ring on) and is free for the queue's next
+      // caller; the last one to refuse ends the offer as before, when its ring time would have.
+      const declined = (userId: string) => {
+        if (call.state === 'ringing' && call.queue === queue)
+          tellQueue(call, queue.id, { type: 'AGENT_DECLINED', call_id: call.id, user_id: userId, offered_at, at: at() })
+      }
+      const end =
+        reachable.length > 0 ? await ringStep(call, reachable, OFFER_RING_SECONDS, fromHeader, call.toNumber ?? '', forksByUser, declined) : 'no-answer'
       if (end === 'answered') {
         tellQueue(call, queue.id, {
           type: 'AGENT_ANSWERED',

@@ -85,6 +85,8 @@ export interface QueueStep {
 export type QueueCallerEvent =
   | { type: 'AGENT_ANSWERED'; call_id: string; user_id: string; endpoint_id?: string; offered_at: string; at: string }
   | { type: 'OFFER_ENDED'; call_id: string; offered_at: string; at: string }
+  /** Every phone of this offered agent refused (486, 600, 603): the offer goes on with the others. */
+  | { type: 'AGENT_DECLINED'; call_id: string; user_id: string; offered_at: string; at: string }
   | { type: 'CALL_ENDED'; call_id: string; at: string }
 
 /** The queue actors, seen from the media role. Both resolve once what they wrote is committed. */

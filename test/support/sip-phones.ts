@@ -96,8 +96,8 @@ export interface Line {
   /** The desk phone the line is on (the call log's endpoint). */
   device: string
   account: SipAccount
-  /** Registers the line with sipp (digest) from a port; `answer(scenario, fields)` then runs a sipp UAS there. */
-  register(): Promise<(scenario: string, fields?: string[]) => Promise<SippResult>>
+  /** Registers the line with sipp (digest) from a port; `answer(scenario, fields, args)` then runs a sipp UAS there (`args`: more sipp options, such as `-m 2` for two calls). */
+  register(): Promise<(scenario: string, fields?: string[], args?: string[]) => Promise<SippResult>>
   /** The line dials `to` (default: nothing; give it) with a sipp UAC scenario; `echo`: it sends back the RTP it gets. */
   dial(scenario: string, to: string, o?: { echo?: boolean }): Promise<SippResult>
 }
@@ -136,8 +136,8 @@ export async function sipAccount(t: TestService, work: string, count: number, o:
         if (registered.exitCode !== 0) console.log(registered.output)
         expect(registered.exitCode).toBe(0)
         await until('the user available', async () => (await t.call('GET', `/v1/users/${user}/presence`, c)).body.status === 'available')
-        return async (scenario: string, fields: string[] = ['unused']) => {
-          const run = runSipp(t, work, scenario, fields, ['-p', String(port), '-mi', '127.0.0.1', '-mp', String(await freePort())])
+        return async (scenario: string, fields: string[] = ['unused'], args: string[] = []) => {
+          const run = runSipp(t, work, scenario, fields, ['-p', String(port), '-mi', '127.0.0.1', '-mp', String(await freePort()), ...args])
           await Bun.sleep(300) // the UAS binds its port before the call rings it
           return run
         }
