@@ -27,6 +27,7 @@ import { lookupBatcher } from './lookup-batcher'
 import { createPortPool } from './rtp'
 import { composeHandlers } from './sip/handlers'
 import { createAuthFailures } from './sip/auth-failures'
+import { sharedAuthFailures } from './sip/shared-auth-failures'
 import { type SipServer, startSipServer } from './sip/server'
 import { startTrunkRegistration, type TrunkRegistration } from './sip/trunk-registration'
 
@@ -37,7 +38,7 @@ const CLICK_TO_CALL_NOTICE_GRACE_MS = 1_000
 export interface MediaRoleOptions {
   db: Db
   clock: Clock
-  bus: Pick<Bus, 'subscribe'>
+  bus: Pick<Bus, 'subscribe' | 'publish'>
   log: Logger
   sipHost: string
   sipPort: number
@@ -72,15 +73,19 @@ export async function startMediaRole(o: MediaRoleOptions): Promise<MediaRole> {
   // A trunk we register with sends its inbound calls from its own address.
   const trunkSources = new Set([...(o.trunkSources ?? []), ...(trunk?.register ? [trunk.address] : [])])
   // Password guessing against the lines, REGISTER and INVITE alike (the guessing is in real time).
-  const failures = createAuthFailures({
-    now: () => o.clock.wallNow().getTime(),
-    exempt: trunkSources,
-    onBlock: ({ address, username, untilMs }) =>
-      o.log.warn(
-        { address, username, until: new Date(untilMs).toISOString() },
-        username ? 'SIP line refused from an address guessing its password' : 'SIP source dropped: failed digest for many users',
-      ),
-  })
+  // Counted with every other media process's (shared-auth-failures.ts): a scanner spread over them is not slowed less.
+  const failures = sharedAuthFailures(
+    createAuthFailures({
+      now: () => o.clock.wallNow().getTime(),
+      exempt: trunkSources,
+      onBlock: ({ address, username, untilMs }) =>
+        o.log.warn(
+          { address, username, until: new Date(untilMs).toISOString() },
+          username ? 'SIP line refused from an address guessing its password' : 'SIP source dropped: failed digest for many users',
+        ),
+    }),
+    o.bus,
+  )
   // REGISTERs and INVITEs arriving together find their lines in one query.
   const lookupLine = lookupBatcher((usernames: string[]) => registrarLines(o.db, usernames))
   const registrar = registrarOnDatabase({
@@ -178,6 +183,7 @@ export async function startMediaRole(o: MediaRoleOptions): Promise<MediaRole> {
       stopClickToCall()
       clearInterval(missedClickToCalls)
       stopQueueCaller()
+      failures.stop()
       // Calls end with their events written before the sockets close (the phones get their BYE).
       await b2bua?.stop()
       await sip.stop()

@@ -14,9 +14,10 @@
  * counted again, so a phone retrying a wrong password forever does not lengthen or
  * widen its block. Carrier trunks (which never authenticate) are exempt.
  *
- * In memory, per process: a scanner spread over several media processes is slowed
- * as many times as there are processes. Bounded: past MAX_TRACKED records the
- * oldest are forgotten.
+ * In memory, per process; the media processes tell each other every answer they
+ * judge (shared-auth-failures.ts), so all of them count a scanner's guesses, to
+ * whichever process they go. Bounded: past MAX_TRACKED records the oldest are
+ * forgotten.
  */
 
 export interface AuthFailureLimits {
@@ -43,8 +44,8 @@ interface Tally {
 export interface AuthFailures {
   /** A digest answer for `username` from `address` was wrong (or named no line). */
   failed(address: string, username: string): void
-  /** A digest answer was right: the line's count from that address starts again. */
-  succeeded(address: string, username: string): void
+  /** A digest answer was right: the line's count from that address starts again. True when there was one to clear. */
+  succeeded(address: string, username: string): boolean
   /** `username` is refused from `address` (answer 403 without checking). */
   lineBlocked(address: string, username: string): boolean
   /** Everything from `address` is dropped. */
@@ -126,7 +127,9 @@ export function createAuthFailures(o: AuthFailureOptions): AuthFailures {
     succeeded(address, username) {
       const lk = lineKey(address, username)
       const line = live(lines, lk, o.now())
-      if (line && line.blockedUntil === 0) lines.delete(lk)
+      if (!line || line.blockedUntil > 0) return false
+      lines.delete(lk)
+      return true
     },
     lineBlocked(address, username) {
       const now = o.now()
