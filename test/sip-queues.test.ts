@@ -172,14 +172,14 @@ describe.skipIf(!sipp || !sox)('real calls wait in queues', () => {
     async () => {
       const a = await sipAccount(t, work, 2)
       const [bob, carol] = a.lines as [Account['lines'][0], Account['lines'][0]]
-      // Bob's phone refuses both callers at once (486); Carol's rings 6 s before she picks up the first.
+      // Bob's phone refuses both callers at once (486); Carol's rings 10 s before she picks up the first.
       const bobRefuses = (await bob.register())('answer-busy.xml', ['unused'], ['-m', '2'])
       const carolAnswersLate = (await carol.register())('answer-after-ringing.xml')
       const queue = await queueOf(a, [bob.user, carol.user])
       const number = await numberRoutedTo(a.c, queue)
       const first = carrierCall(work, 'trunk-call-prompt.xml', number)
-      await until('Carol’s phone rings', async () => (await a.events()).some((e) => e.type === 'call.ringing' && e.data.user_id === carol.user), 30_000)
-      // The second caller gives up after 4 s, before Carol answers the first: only an agent freed by the refusal can be offered it.
+      await until('the first caller queued', async () => (await a.events()).some((e) => e.type === 'queue.call.queued'), 30_000)
+      // The second caller gives up after 4 s, long before Carol answers the first: only an agent freed by the refusal can be offered it.
       const second = carrierCall(work, 'trunk-call-cancel.xml', number)
       expectAllPassed(await first, await second, await carolAnswersLate, await bobRefuses)
 
