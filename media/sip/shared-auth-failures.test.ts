@@ -15,7 +15,11 @@ function twoProcesses(busA: Bus, busB: Bus) {
   const now = () => 0
   const a = sharedAuthFailures(createAuthFailures({ now }), busA)
   const b = sharedAuthFailures(createAuthFailures({ now }), busB)
-  return { a, b, stop: () => (a.stop(), b.stop()) }
+  const stop = () => {
+    a.stop()
+    b.stop()
+  }
+  return { a, b, stop }
 }
 
 /** Lets the bus hand over what was published (the in-process bus delivers after the publisher's turn; NATS after a round trip). */
