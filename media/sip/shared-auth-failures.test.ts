@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, test } from 'bun:test'
+import { describe, expect, test } from 'bun:test'
 import { type Bus, inProcessBus } from '../../src/bus/bus'
 import { natsBus } from '../../src/bus/nats-bus'
 import { createLogger } from '../../src/logger'
@@ -74,15 +74,13 @@ describe('password guessing counted across media processes', () => {
     alone.stop()
   })
 
-  describe.skipIf(!NATS_URL)('over NATS', () => {
-    const buses: Bus[] = []
-    afterAll(async () => {
+  test.skipIf(!NATS_URL)('over NATS: two processes, each with its own connection', async () => {
+    const log = createLogger('silent')
+    const buses = [await natsBus(NATS_URL!, log), await natsBus(NATS_URL!, log)] as const
+    try {
+      await guessesSpreadOverProcesses(buses[0], buses[1], true)
+    } finally {
       for (const b of buses) await b.close()
-    })
-    test('two processes, each with its own connection', async () => {
-      const log = createLogger('silent')
-      buses.push(await natsBus(NATS_URL!, log), await natsBus(NATS_URL!, log))
-      await guessesSpreadOverProcesses(buses[0]!, buses[1]!, true)
-    })
+    }
   })
 })

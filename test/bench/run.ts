@@ -43,6 +43,7 @@ import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { killAllNow, runCleanups, stopAll } from './lib/processes'
 import { reachablePostgres, redact } from './lib/postgres'
+import { referenceWorkMs } from './lib/machine-speed'
 
 export interface BenchContext {
   databaseUrl: string
@@ -178,7 +179,9 @@ async function main(): Promise<number> {
   const pgNote = 'error' in pg ? `PostgreSQL not reachable at ${redact(pg.url)} (${pg.error})` : `PostgreSQL at ${redact(pg.url)}`
   console.log(`bench ${name}: ${pgNote}, process logs in ${ctx.logDir}`)
   const load = loadavg()[0]!
-  console.log(`machine: ${cpus().length} CPUs, load average ${load.toFixed(2)} at start`)
+  console.log(
+    `machine: ${cpus().length} CPUs, load average ${load.toFixed(2)} at start; reference work ${referenceWorkMs().toFixed(0)} ms (allocation-heavy JavaScript, best of 3: compare results only between machines with similar values)`,
+  )
   if (load > cpus().length * 0.5) console.log('  note: the machine is busy; throughput and latency will be noisy (a ratio to a baseline less so)')
   const started = performance.now()
   await scenario.run(ctx)
