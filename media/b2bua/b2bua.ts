@@ -528,10 +528,10 @@ export function createB2bua(deps: B2buaDeps) {
     new Promise((resolve) => {
       const forks: InviteHandle[] = []
       let left = users.reduce((n, u) => n + u.contacts.length, 0)
-      let allBusy = true
-      // Per user: forks not ended yet, and whether every ended one refused.
+      // Per user: forks not ended yet, and whether every ended one refused (all users refusing: the step ends busy).
       const userLeft = new Map(users.map((u) => [u.userId, u.contacts.length]))
       const userRefused = new Map(users.map((u) => [u.userId, true]))
+      const allBusy = () => [...userRefused.values()].every(Boolean)
       let settled = false
       const settle = (end: 'answered' | 'busy' | 'no-answer') => {
         if (settled) return
@@ -559,7 +559,6 @@ export function createB2bua(deps: B2buaDeps) {
           } catch (err) {
             // A contact that cannot be sent to (a phone gone from its address) is a fork that failed.
             log?.warn({ err, call_id: call.id }, 'fork not sent')
-            allBusy = false
             userRefused.set(userId, false)
             userLeft.set(userId, userLeft.get(userId)! - 1)
             if (--left === 0) settle('no-answer')
@@ -575,14 +574,10 @@ export function createB2bua(deps: B2buaDeps) {
                 settle('answered')
                 return
               }
-              const refused = outcome.kind === 'rejected' && [486, 600, 603].includes(outcome.status)
-              if (!refused) {
-                allBusy = false
-                userRefused.set(userId, false)
-              }
+              if (!(outcome.kind === 'rejected' && [486, 600, 603].includes(outcome.status))) userRefused.set(userId, false)
               const userForksLeft = userLeft.get(userId)! - 1
               userLeft.set(userId, userForksLeft)
-              if (--left === 0) return settle(allBusy ? 'busy' : 'no-answer')
+              if (--left === 0) return settle(allBusy() ? 'busy' : 'no-answer')
               if (!settled && userForksLeft === 0 && userRefused.get(userId)) onDeclined?.(userId)
             })
             .catch((err) => log?.error({ err, call_id: call.id }, 'fork failed'))
