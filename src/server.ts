@@ -97,6 +97,8 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
     throw e
   })
   await database.migrate()
+  // The service's own server: the whole pool is this process's (an operator's server may be shared by many).
+  if (database.embedded) await database.warm()
   // Secrets at rest (src/auth/): a wrong master key stops the start before anything is read or written.
   const keys = await loadKeyRing(config, database.db, log).catch(async (e) => {
     await database.close()

@@ -41,6 +41,13 @@ export interface Database {
   migrate(): Promise<void>
   ping(): Promise<void>
   /**
+   * Opens every connection of the pool now. A service that starts to a crowd (every
+   * phone of a site fetching its file after a power cut) otherwise opens them under
+   * that load, one server process started per connection, and its first second's
+   * requests waited 200 ms and more (`npm run bench -- provisioning`).
+   */
+  warm(): Promise<void>
+  /**
    * Waits until this process holds the named lock, which it keeps until release()
    * or until its connection dies. Embedded (one process) it is held at once.
    */
@@ -189,6 +196,7 @@ export async function openDatabase(opts: OpenOptions): Promise<Database> {
     ping: async () => {
       await client.query('select 1')
     },
+    warm: async () => {},
     leadership: async () => ({ release: async () => {} }),
     close: async () => {
       await client.close()
@@ -246,6 +254,11 @@ function postgresDatabase(connect: (extra?: ClientExtras) => postgres.Sql, opts:
     },
     ping: async () => {
       await client`select 1`
+    },
+    warm: async () => {
+      // Queries sent together each take a connection of their own while one is free to open.
+      const max = (client.options as { max: number }).max
+      await Promise.all(Array.from({ length: max }, () => client`select 1`))
     },
     leadership: async (name, signal) => {
       // A client of its own, one connection: postgres.js hangs (and throws from a timer)

@@ -1,4 +1,6 @@
 /**
+ * The service's own PostgreSQL server gets its whole pool opened at start (warm).
+ *
  * DATABASE_POOL_SIZE down to one connection (PostgreSQL; nothing to test on PGlite,
  * which has one connection by nature): a fresh database migrates, with several
  * processes' worth of migrations racing for the lock, and transactions and plain
@@ -6,6 +8,7 @@
  */
 import { describe, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
+import { freshDataDir } from '../../test/support/data-dir'
 import { scratchPostgres } from '../../test/support/scratch-postgres'
 import { openDatabase, queryRows } from './client'
 
@@ -31,3 +34,19 @@ describe.skipIf(!postgres)('a PostgreSQL pool of one connection', () => {
     }
   }, 30_000)
 })
+
+test('warm opens every connection of the pool of the embedded PostgreSQL server', async () => {
+  const folder = freshDataDir('pool-warm')
+  const database = await openDatabase({ dataDir: folder.dataDir, poolSize: 5 })
+  try {
+    expect(database.kind).toBe('postgres')
+    const clients = async () =>
+      (await queryRows<{ n: number }>(database.db, sql`select count(*)::int as n from pg_stat_activity where backend_type = 'client backend'`))[0]!.n
+    expect(await clients()).toBe(1)
+    await database.warm()
+    expect(await clients()).toBe(5)
+  } finally {
+    await database.close()
+    await folder.dispose()
+  }
+}, 60_000)
