@@ -13,6 +13,7 @@ import { openDatabase, type Database } from '../../src/db/client'
 import { actorSnapshots, durableTimers, events } from '../../src/db/schema'
 import { ActorDone, ActorExists, ActorNotFound, ActorStepFailed, type ScheduleRequest } from './client'
 import { scheduleTimer } from '../../src/scheduler/durable-timers'
+import { spawnInTx } from './commands'
 import { ActorHost, restartDelay, type HostEvent } from './host'
 import { defineActorKind, kindClient } from './kinds'
 
@@ -191,6 +192,73 @@ describe('actor runtime: spawn, address, stop by id', () => {
     expect((await snapshotRow(id))?.status).toBe('done')
     expect(await timerRows(id)).toHaveLength(0)
     await expect(host.send('toy', id, { type: 'ADD', tag: 'x' })).rejects.toBeInstanceOf(ActorDone)
+    await host.close()
+  })
+})
+
+describe('a spawn with timers already due', () => {
+  test('they are applied in the spawn step, in due order: no row written for them, the later ones scheduled', async () => {
+    const clock = manualClock()
+    const host = newHost({ clock })
+    const id = uid('toy')
+    const account = uid('acct')
+    const now = clock.now().getTime()
+    const at = (ms: number) => new Date(now + ms).toISOString()
+    const spawned = await host.spawn(
+      'toy',
+      id,
+      { id, account },
+      {
+        timers: [
+          { name: 'later', at: at(5_000), event: { type: 'ADD', tag: 'later' } },
+          { name: 'second', at: at(0), event: { type: 'ADD', tag: 'second' } },
+          { name: 'first', at: at(-1_000), event: { type: 'ADD', tag: 'first' } },
+        ],
+      },
+    )
+    expect(ctxOf(spawned).log).toEqual(['first', 'second'])
+    expect(spawned.events.map((e) => e.type)).toEqual(['toy.created', 'toy.added', 'toy.added'])
+    expect((await timerRows(id)).map((t) => t.name)).toEqual(['later'])
+    expect(await eventTypes(account)).toEqual(['toy.created:created', 'toy.added:first', 'toy.added:second'])
+    await host.close()
+  })
+
+  test('a durable spawn (a request’s, delivered as a fire) does the same', async () => {
+    const clock = manualClock()
+    const host = newHost({ clock })
+    const id = uid('toy')
+    const account = uid('acct')
+    const row = await spawnInTx(database.db, clock, 'toy', id, { id, account }, { timers: [{ name: 'ring', delayMs: 0, event: { type: 'ADD', tag: 'ring' } }] })
+    await host.wake('toy', id, [row])
+    expect((await snapshotRow(id))?.snapshot).toMatchObject({ context: { log: ['ring'] } })
+    expect(await timerRows(id)).toHaveLength(0)
+    expect(await eventTypes(account)).toEqual(['toy.created:created', 'toy.added:ring'])
+    await host.close()
+  })
+
+  test('a due message the machine fails on does not stop the actor’s creation: it is scheduled, and fails alone as a fire', async () => {
+    const clock = manualClock()
+    const log: HostEvent[] = []
+    const host = newHost({ clock, maxAttempts: 2, log })
+    const id = uid('toy')
+    const account = uid('acct')
+    const spawned = await host.spawn(
+      'toy',
+      id,
+      { id, account },
+      {
+        timers: [
+          { name: 'ok', delayMs: 0, event: { type: 'ADD', tag: 'ok' } },
+          { name: 'poison', delayMs: 0, event: { type: 'ADD', tag: 'poison', failTimes: 99 } },
+        ],
+      },
+    )
+    expect(ctxOf(spawned).log).toEqual([])
+    expect((await timerRows(id)).map((t) => t.name).sort()).toEqual(['ok', 'poison'])
+    await host.timers.tick()
+    expect((await snapshotRow(id))?.snapshot).toMatchObject({ context: { log: ['ok'] } })
+    expect(await eventTypes(account)).toEqual(['toy.created:created', 'toy.added:ok'])
+    expect(log.some((e) => e.type === 'gave_up')).toBe(true)
     await host.close()
   })
 })

@@ -602,11 +602,37 @@ export class ActorHost implements ActorClient {
     }
   }
 
+  /**
+   * Starts a new actor and applies, in its first step, the spawn's timers that are due
+   * already (in due order): each would otherwise be written, polled, claimed and run
+   * as a step of its own a moment later, as a simulated call's first ring was (a
+   * timer row written and deleted, and a step, per call: `npm run bench -- calls`).
+   * Answers the timers still to schedule. A due message the machine fails on leaves
+   * the actor as it started, with every timer scheduled: that message then fails
+   * alone, as a fire, and cannot take the actor's creation with it.
+   */
+  private startWithDue(e: Entry, input: unknown, timers: ScheduleRequest[]): ScheduleRequest[] {
+    this.startActor(e, e.kind.machines[0], { input })
+    const now = this.opts.clock.now().getTime()
+    const dueAt = (t: ScheduleRequest) => (t.at !== undefined ? new Date(t.at).getTime() : now + (t.delayMs ?? 0))
+    const due = timers.filter((t) => dueAt(t) <= now)
+    if (due.length === 0) return timers
+    try {
+      // sort is stable: timers due at the same moment keep the order they were given in.
+      for (const t of [...due].sort((a, b) => dueAt(a) - dueAt(b))) this.deliver(e, t.event)
+    } catch {
+      this.discard(e)
+      this.startActor(e, e.kind.machines[0], { input })
+      return timers
+    }
+    return timers.filter((t) => !due.includes(t))
+  }
+
   /** A new actor: its first snapshot is inserted only if the id is free (else nothing of the step is written). */
   private async spawnStep(e: Entry, input: unknown, timers: ScheduleRequest[]): Promise<StepResult | undefined> {
     if (e.actor) throw new ActorExists(e.kind.kind, e.id)
-    this.startActor(e, e.kind.machines[0], { input })
-    const result = await this.commit(e, { fresh: { timers } })
+    const later = this.startWithDue(e, input, timers)
+    const result = await this.commit(e, { fresh: { timers: later } })
     if (!result) throw new ActorExists(e.kind.kind, e.id)
     return result
   }
@@ -744,8 +770,8 @@ export class ActorHost implements ActorClient {
     let timer: TimerRow | undefined = fired
     for (let attempt = 0; timer && attempt < SPAWN_ATTEMPTS; attempt++) {
       const event = timer.event as unknown as SpawnMessage
-      this.startActor(e, e.kind.machines[0], { input: event.input })
-      const result = await this.commitOrWhyNot(e, { fresh: { timers: event.timers }, claims: [{ timerId: timer.id, token: timer.token }] })
+      const later = this.startWithDue(e, event.input, event.timers ?? [])
+      const result = await this.commitOrWhyNot(e, { fresh: { timers: later }, claims: [{ timerId: timer.id, token: timer.token }] })
       if (!('notCommitted' in result) || result.notCommitted === 'exists') return undefined
       timer = await this.currentSpawn(e)
     }
