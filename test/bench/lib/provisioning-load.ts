@@ -19,6 +19,7 @@
  * options: { baseUrl, basePath, devicesFile, rate, concurrency, deadlineMs, out }
  * devicesFile: JSON [[mac, username, password, ...more], ...] (mac: 12 lowercase hex digits)
  * out: { startedAt, endedAt, exchanges, served: [mac, ...], challengeMs, authMs, exchangeMs: [ms, ...] (per served device),
+ *        startMs: when each served exchange was due, from startedAt,
  *        statuses of the authenticated requests (a wrong first answer as "first NNN"),
  *        failed, statuses, firstError, cpuUs: this process's own CPU while it ran the exchanges } (ms: performance.now() of this process)
  */
@@ -53,6 +54,7 @@ const served: string[] = []
 const challengeMs: number[] = []
 const authMs: number[] = []
 const exchangeMs: number[] = []
+const startMs: number[] = []
 const statuses: Record<string, number> = {}
 let failed = 0
 let firstError: string | undefined
@@ -101,6 +103,7 @@ async function exchange(mac: string, username: string, password: string, t0 = pe
   challengeMs.push(tChallenge - t0)
   authMs.push(t2 - t1)
   exchangeMs.push(t2 - t0)
+  startMs.push(t0 - startedAt)
   return true
 }
 
@@ -138,4 +141,7 @@ await (opts.rate > 0 ? openLoop(opts.rate) : Promise.all(Array.from({ length: op
 const endedAt = performance.now()
 const cpu = process.cpuUsage(cpuAtStart)
 const cpuUs = cpu.user + cpu.system
-writeFileSync(opts.out, JSON.stringify({ startedAt, endedAt, exchanges: next, served, challengeMs, authMs, exchangeMs, failed, statuses, firstError, cpuUs }))
+writeFileSync(
+  opts.out,
+  JSON.stringify({ startedAt, endedAt, exchanges: next, served, challengeMs, authMs, exchangeMs, startMs, failed, statuses, firstError, cpuUs }),
+)

@@ -78,6 +78,8 @@ interface LoadOut {
   challengeMs: number[]
   authMs: number[]
   exchangeMs: number[]
+  /** When each served exchange was due, ms from the start. */
+  startMs: number[]
   failed: number
   statuses: Record<string, number>
   firstError?: string
@@ -108,6 +110,8 @@ interface Outcome {
   challenge?: Latency
   auth?: Latency
   exchange?: Latency
+  /** The exchange's latency by the second it was due in: a fresh process's first second against the rest. */
+  bySecond?: Latency[]
   serviceCpuUsPerFetch?: number
   /** The embedded PostgreSQL server's processes (children of the service). */
   databaseCpuUsPerFetch?: number
@@ -134,6 +138,13 @@ function intEnv(name: string, fallback: number, min = 1): number {
 
 const num = (n: number | undefined, digits = 0) =>
   n !== undefined && Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : '-'
+
+/** The exchanges' latencies grouped by the whole second (from the start) each was due in. */
+function latencyBySecond(startMs: number[], exchangeMs: number[]): Latency[] {
+  const seconds: number[][] = []
+  for (const [i, start] of startMs.entries()) (seconds[Math.floor(start / 1000)] ??= []).push(exchangeMs[i]!)
+  return [...seconds].map((values) => latencyOf(values ?? []))
+}
 
 function latencyOf(values: number[]): Latency {
   const sorted = [...values].sort((a, b) => a - b)
@@ -364,6 +375,7 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Pro
       challenge: latencyOf(load.challengeMs),
       auth: latencyOf(load.authMs),
       exchange: latencyOf(load.exchangeMs),
+      bySecond: latencyBySecond(load.startMs, load.exchangeMs),
       serviceCpuUsPerFetch: cpu0 !== undefined && cpu1 !== undefined ? ((cpu1 - cpu0) * 1e6) / load.served.length : undefined,
       databaseCpuUsPerFetch: dbCpu0 !== undefined && dbCpu1 !== undefined ? ((dbCpu1 - dbCpu0) * 1e6) / load.served.length : undefined,
       loadCpuUsPerFetch: load.cpuUs !== undefined && load.served.length > 0 ? load.cpuUs / load.served.length : undefined,
@@ -404,6 +416,7 @@ function print(outcomes: Outcome[], s: Settings) {
     console.log(`  latency     401 challenge     p50 ${num(o.challenge?.p50, 1)} ms, p99 ${num(o.challenge?.p99, 1)} ms, max ${num(o.challenge?.max, 0)} ms`)
     console.log(`              authenticated GET p50 ${num(o.auth?.p50, 1)} ms, p99 ${num(o.auth?.p99, 1)} ms, max ${num(o.auth?.max, 0)} ms`)
     console.log(`              whole exchange    p50 ${num(o.exchange?.p50, 1)} ms, p99 ${num(o.exchange?.p99, 1)} ms, max ${num(o.exchange?.max, 0)} ms`)
+    if (o.bySecond?.length) console.log(`              exchange p99 by the second it was due in: ${o.bySecond.map((l) => num(l.p99, 0)).join(', ')} ms`)
     console.log(`  errors      ${num(o.errors)}${o.errors ? ` ${JSON.stringify(o.statuses)}; first: ${o.firstError}` : ''}`)
     const database = (us: number | undefined) => (us !== undefined ? `, its PostgreSQL server ${num(us)} µs more` : '')
     console.log(
