@@ -111,7 +111,9 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
     liveKey: config.liveKey,
     liveEnabled: config.liveEnabled,
   })
-  const bus = config.natsUrl ? await natsBus(config.natsUrl, log) : inProcessBus()
+  // The processes sharing this database are one cluster: its id namespaces everything of theirs on NATS.
+  const clusterId = config.natsUrl ? await loadClusterId(database.db) : undefined
+  const bus = config.natsUrl ? await natsBus(config.natsUrl, log, { cluster: clusterId! }) : inProcessBus()
   const mail: MailTransport = config.smtpUrl ? smtpMail(config.smtpUrl, config.mailFrom) : recordedMailbox(database.db, clock)
   const OUTBOX_WAKE = OUTBOX_WAKE_SUBJECT
   let delivery: DeliveryEngine | undefined
@@ -169,7 +171,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   if (config.natsUrl && (worker || config.roles.includes('gateway'))) {
     actors = await placedWorkers(actorDeps, {
       natsUrl: config.natsUrl,
-      clusterId: await loadClusterId(database.db),
+      clusterId: clusterId!,
       worker,
       leaseMs: config.shardLeaseMs,
     })

@@ -112,7 +112,7 @@ describe.skipIf(!process.env.NATS_URL)('two gateways on one NATS (needs NATS_URL
   }, 60_000)
 
   test('publishing on a closed NATS bus drops the message and throws nothing', async () => {
-    const bus = await natsBus(process.env.NATS_URL!, createLogger('silent'))
+    const bus = await natsBus(process.env.NATS_URL!, createLogger('silent'), { cluster: 'closed-bus' })
     await bus.close()
     expect(() => bus.publish(RATE_LIMIT_SUBJECT, '{}')).not.toThrow()
   })

@@ -76,7 +76,8 @@ describe('password guessing counted across media processes', () => {
 
   test.skipIf(!NATS_URL)('over NATS: two processes, each with its own connection', async () => {
     const log = createLogger('silent')
-    const buses = [await natsBus(NATS_URL!, log), await natsBus(NATS_URL!, log)] as const
+    const cluster = `auth${Date.now().toString(36)}`
+    const buses = [await natsBus(NATS_URL!, log, { cluster }), await natsBus(NATS_URL!, log, { cluster })] as const
     try {
       await guessesSpreadOverProcesses(buses[0], buses[1], true)
     } finally {
