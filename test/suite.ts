@@ -1,22 +1,59 @@
 /**
- * `npm test`: every test file, with bun's runner. Embedded (no DATABASE_URL or
- * NATS_URL) the files are shared out between worker processes, one per core up to
- * four, each keeping its own module registry across its files as a single run does
- * (`--no-isolate`): every test service there has its own database in memory and its
- * own in-process bus, so workers share nothing. On PostgreSQL and NATS the services
- * of two workers would meet in one database and on one bus (one worker's actor hosts
- * taking the other's timers and shards), so that run stays in one process.
+ * `npm test`: every test file, with bun's runner, the files shared out between
+ * worker processes, one per core up to four, each keeping its own module registry
+ * across its files as a single run does (`--no-isolate`).
+ *
+ * Embedded (no DATABASE_URL or NATS_URL) every test service has its own database in
+ * memory and its own in-process bus: the workers share nothing. On PostgreSQL each
+ * worker gets a database of its own, made fresh for the run (`<database>_worker_<n>`,
+ * preload.ts points the worker's DATABASE_URL at it): two workers' services in one
+ * database would take each other's timers and shards. On NATS the services of a
+ * database are one cluster, and everything of theirs on NATS is under the cluster's
+ * id (actor subjects, shard leases, bus subjects), so the workers' services do not
+ * meet there either.
  * Arguments after `npm test --` go to `bun test`.
  */
 import { cpus } from 'node:os'
+import postgres from 'postgres'
+import { WORKER_DATABASES_ENV } from './support/worker-databases'
 
-const shared = Boolean(process.env.DATABASE_URL || process.env.NATS_URL)
 const workers = Math.min(cpus().length, 4)
-const parallel = !shared && workers > 1 ? [`--parallel=${workers}`, '--no-isolate'] : []
+const parallel = workers > 1 ? [`--parallel=${workers}`, '--no-isolate'] : []
+const env: Record<string, string | undefined> = { ...process.env }
+
+const base = process.env.DATABASE_URL
+const databases: string[] = []
+if (base && parallel.length > 0) {
+  const server = postgres(base, { max: 1, onnotice: () => {} })
+  try {
+    for (let n = 1; n <= workers; n++) {
+      const url = new URL(base)
+      const name = `${url.pathname.slice(1) || 'postgres'}_worker_${n}`
+      await server.unsafe(`drop database if exists "${name}" with (force)`)
+      await server.unsafe(`create database "${name}"`)
+      url.pathname = `/${name}`
+      databases.push(url.toString())
+    }
+  } finally {
+    await server.end()
+  }
+  env[WORKER_DATABASES_ENV] = databases.join(' ')
+}
+
 console.log(
   parallel.length > 0
-    ? `[suite] test files shared out between ${workers} worker processes (embedded: nothing shared between them)`
-    : `[suite] test files in one process${shared ? ' (PostgreSQL or NATS is shared by every test service)' : ''}`,
+    ? `[suite] test files shared out between ${workers} worker processes${base ? ', each with a PostgreSQL database of its own' : ''}${process.env.NATS_URL ? ' (on NATS, each database is a cluster of its own)' : ''}`
+    : '[suite] test files in one process (one core)',
 )
-const proc = Bun.spawn([process.execPath, 'test', '--timeout', '30000', ...parallel, ...process.argv.slice(2)], { stdio: ['inherit', 'inherit', 'inherit'] })
-process.exit(await proc.exited)
+const proc = Bun.spawn([process.execPath, 'test', '--timeout', '30000', ...parallel, ...process.argv.slice(2)], {
+  stdio: ['inherit', 'inherit', 'inherit'],
+  env,
+})
+const code = await proc.exited
+
+if (base && databases.length > 0) {
+  const server = postgres(base, { max: 1, onnotice: () => {} })
+  for (const url of databases) await server.unsafe(`drop database if exists "${new URL(url).pathname.slice(1)}" with (force)`).catch(() => {})
+  await server.end()
+}
+process.exit(code)

@@ -1,4 +1,8 @@
 // Says plainly, once, what this run covers and what it skips.
+import { useWorkerDatabase } from './worker-databases'
+
+// First: the test files read DATABASE_URL when they load.
+useWorkerDatabase()
 const db = process.env.DATABASE_URL ? `PostgreSQL (${process.env.DATABASE_URL.replace(/\/\/[^@/]*@/, '//***@')})` : 'PGlite (embedded, in memory)'
 const bus = process.env.NATS_URL ? `NATS (${process.env.NATS_URL})` : 'in-process bus'
 if (!(globalThis as { __voicePreloaded?: boolean }).__voicePreloaded) {
