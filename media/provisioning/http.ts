@@ -13,7 +13,16 @@
  * - Digest (RFC 7616, SHA-256 and MD5) always; Basic only over TLS (the password
  *   would otherwise cross the network in clear), unless `allowBasicWithoutTls`.
  */
-import { DIGEST_ALGORITHMS, digestChallenges, issueNonce, NonceCounts, parseAuthorization, safeEqualText, verifyDigest } from '../../src/auth/digest'
+import {
+  type Authorization,
+  DIGEST_ALGORITHMS,
+  digestChallenges,
+  issueNonce,
+  NonceCounts,
+  parseAuthorization,
+  safeEqualText,
+  verifyDigest,
+} from '../../src/auth/digest'
 import type { Clock } from '../../src/clock'
 import { type ProvisioningCode, type ProvisioningConfig, ProvisioningError, SUPPORTED_VENDORS, type Vendor } from './config'
 import { type FileKind, identifyRequest } from './detect'
@@ -97,9 +106,7 @@ export function provisioningHandler(deps: ProvisioningHandlerDeps): (request: Re
   const basicAllowed = (request: Request) => deps.allowBasicWithoutTls === true || new URL(request.url).protocol === 'https:'
 
   /** `ok` when the request carries this device's credentials; `stale` when they were right but the nonce too old. */
-  const authenticate = (request: Request, credentials: DeviceCredentials): 'ok' | 'stale' | 'refused' => {
-    const auth = parseAuthorization(request.headers.get('authorization'))
-    if (!auth) return 'refused'
+  const authenticate = (request: Request, auth: Authorization, credentials: DeviceCredentials): 'ok' | 'stale' | 'refused' => {
     if (auth.scheme === 'basic') {
       if (!basicAllowed(request)) return 'refused'
       const userOk = safeEqualText(auth.username, credentials.username)
@@ -143,7 +150,8 @@ export function provisioningHandler(deps: ProvisioningHandlerDeps): (request: Re
 
     // A request without credentials gets its challenge before any lookup: the same
     // answer for every MAC, known or not, and no work for the first half of every fetch.
-    if (parseAuthorization(request.headers.get('authorization')) === undefined) return challenge(request, false)
+    const auth = parseAuthorization(request.headers.get('authorization'))
+    if (auth === undefined) return challenge(request, false)
 
     let entry: ProvisioningDirectoryEntry | undefined
     try {
@@ -152,7 +160,7 @@ export function provisioningHandler(deps: ProvisioningHandlerDeps): (request: Re
       deps.onError?.(error, 'device lookup')
       return errorResponse(500, 'The provisioning file could not be generated; retry later.', 'generation_failed')
     }
-    const verdict = authenticate(request, entry?.credentials ?? NO_SUCH_DEVICE)
+    const verdict = authenticate(request, auth, entry?.credentials ?? NO_SUCH_DEVICE)
     if (!entry || verdict !== 'ok') return challenge(request, entry !== undefined && verdict === 'stale')
 
     const config = entry.config
