@@ -69,6 +69,23 @@ describe('POST /v1/test_helpers/calls', () => {
     c = await sandbox()
   })
 
+  test('a scenario of zero seconds (every event due at the start): the whole call in its first step, each event once, in order', async () => {
+    const cases = [
+      { scenario: { outcome: 'answered', ring_seconds: 0, talk_seconds: 0, recording: false }, types: ['call.incoming', 'call.ringing', 'call.answered', 'call.end'], status: 'completed' },
+      { scenario: { outcome: 'busy', ring_seconds: 0 }, types: ['call.incoming', 'call.ringing', 'call.end'], status: 'busy' },
+      { scenario: { outcome: 'no-answer', ring_seconds: 0 }, types: ['call.incoming', 'call.ringing', 'call.end'], status: 'no-answer' },
+    ]
+    for (const k of cases) {
+      const r = await simulate(c, { user: c.user, scenario: k.scenario })
+      expect(r.status).toBe(200)
+      const evs = await eventsOf(c, r.body.id, k.types.length)
+      expect(evs.map((e) => e.type)).toEqual(k.types)
+      await until(`call ${r.body.id} in the log as ${k.status}`, async () => (await t.call('GET', `/v1/calls/${r.body.id}`, c)).body?.status === k.status)
+      const log = await t.call('GET', `/v1/calls/${r.body.id}`, c)
+      expect(log.body).toMatchObject({ id: r.body.id, status: k.status, user_id: c.user })
+    }
+  })
+
   test('an inbound answered call: incoming, ringing, answered, end, then recording events; honest durations', async () => {
     const r = await simulate(c, { user: c.user, from_number: '+15551234567', from_name: 'Pat Caller', scenario: { ring_seconds: 4, talk_seconds: 30 } })
     expect(r.status).toBe(200)
