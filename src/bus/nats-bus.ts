@@ -10,6 +10,7 @@ const sc = StringCodec()
  * deployments on one NATS server (or two test databases) then hear none of each
  * other's messages: a SIP password guesser counted against one deployment does not
  * block the same address at the other, an outbox wake-up does not make the other poll.
+ * (`bus` takes the place of an actor kind in `voice.<cluster>.<kind>.…`: no kind may be named so.)
  */
 export function clusterSubject(cluster: string, subject: string): string {
   return `voice.${cluster}.bus.${subject.startsWith('voice.') ? subject.slice('voice.'.length) : subject}`
