@@ -149,52 +149,70 @@ export function nonceIssuedAt(key: string | Uint8Array, realm: string, nonce: st
 }
 
 /**
- * The highest `nc` seen per nonce, in a map bounded to `capacity` entries. Evicting
- * an entry would let its nonce be replayed, so eviction raises a floor instead: a
- * nonce issued at or before the newest evicted one counts as stale, and the client
- * simply gets a fresh nonce. Memory stays bounded and no replay slips through.
+ * The highest `nc` seen per nonce, at most `capacity` of them. Forgetting a nonce
+ * would let it be replayed, so forgetting raises a floor instead: a nonce issued at
+ * or before the newest forgotten one counts as stale, and the client simply gets a
+ * fresh nonce. Memory stays bounded and no replay slips through.
+ *
+ * The nonces are kept in two generations of half the capacity each: a nonce used
+ * goes to the newer one, and when that is full the older is forgotten whole. Dropping
+ * the least recently used entry of one Map at a time (`keys().next()`) walks the
+ * tombstones of those deleted before it, on every new nonce once full, as it did for
+ * the scheduler's RecentTokens.
  */
 export class NonceCounts {
-  private readonly seen = new Map<string, { issuedAt: number; nc: number }>()
+  private current = new Map<string, { issuedAt: number; nc: number }>()
+  private previous = new Map<string, { issuedAt: number; nc: number }>()
+  /** The newest issue time of a nonce put in each generation. */
+  private currentNewest = Number.NEGATIVE_INFINITY
+  private previousNewest = Number.NEGATIVE_INFINITY
   private floor = Number.NEGATIVE_INFINITY
+  private readonly generation: number
 
-  constructor(readonly capacity = 10_000) {}
+  constructor(readonly capacity = 10_000) {
+    this.generation = Math.max(1, Math.ceil(capacity / 2))
+  }
 
-  /** False when this nonce was evicted (treat as stale). */
+  /** False when this nonce may have been forgotten (treat as stale). */
   isTracked(issuedAt: number): boolean {
     return issuedAt > this.floor
   }
 
   /** Records `nc` for the nonce; false if it is not above the last one seen (a replay). */
   advance(nonce: string, issuedAt: number, nc: number): boolean {
-    const last = this.seen.get(nonce)
+    const last = this.current.get(nonce) ?? this.previous.get(nonce)
     if (last && nc <= last.nc) return false
-    this.seen.delete(nonce)
-    this.seen.set(nonce, { issuedAt, nc })
-    while (this.seen.size > this.capacity) {
-      const oldest = this.seen.keys().next().value as string
-      this.floor = Math.max(this.floor, this.seen.get(oldest)!.issuedAt)
-      this.seen.delete(oldest)
+    this.previous.delete(nonce)
+    this.current.set(nonce, { issuedAt, nc })
+    this.currentNewest = Math.max(this.currentNewest, issuedAt)
+    if (this.current.size >= this.generation) {
+      this.forgetPrevious()
+      this.previous = this.current
+      this.previousNewest = this.currentNewest
+      this.current = new Map()
+      this.currentNewest = Number.NEGATIVE_INFINITY
     }
     return true
   }
 
-  /**
-   * Forget nonces issued before `cutoff` (refused as stale by their age anyway). Walks
-   * from the least recently used and stops at the first younger one, so it costs what
-   * it removes; an old nonce left behind a younger one goes at the next eviction.
-   */
+  /** Forget the nonces issued before `cutoff` (refused as stale by their age anyway), a whole generation at a time. */
   prune(cutoff: number): void {
-    for (const [nonce, entry] of this.seen) {
-      if (entry.issuedAt >= cutoff) return
-      // Raising the floor keeps a pruned nonce refused even if the clock steps back.
-      this.floor = Math.max(this.floor, entry.issuedAt)
-      this.seen.delete(nonce)
-    }
+    if (this.previousNewest >= cutoff) return
+    this.forgetPrevious()
+    if (this.currentNewest >= cutoff) return
+    this.floor = Math.max(this.floor, this.currentNewest)
+    this.current = new Map()
+    this.currentNewest = Number.NEGATIVE_INFINITY
+  }
+
+  private forgetPrevious() {
+    this.floor = Math.max(this.floor, this.previousNewest)
+    this.previous = new Map()
+    this.previousNewest = Number.NEGATIVE_INFINITY
   }
 
   get size(): number {
-    return this.seen.size
+    return this.current.size + this.previous.size
   }
 }
 
