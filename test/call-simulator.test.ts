@@ -71,7 +71,11 @@ describe('POST /v1/test_helpers/calls', () => {
 
   test('a scenario of zero seconds (every event due at the start): the whole call in its first step, each event once, in order', async () => {
     const cases = [
-      { scenario: { outcome: 'answered', ring_seconds: 0, talk_seconds: 0, recording: false }, types: ['call.incoming', 'call.ringing', 'call.answered', 'call.end'], status: 'completed' },
+      {
+        scenario: { outcome: 'answered', ring_seconds: 0, talk_seconds: 0, recording: false },
+        types: ['call.incoming', 'call.ringing', 'call.answered', 'call.end'],
+        status: 'completed',
+      },
       { scenario: { outcome: 'busy', ring_seconds: 0 }, types: ['call.incoming', 'call.ringing', 'call.end'], status: 'busy' },
       { scenario: { outcome: 'no-answer', ring_seconds: 0 }, types: ['call.incoming', 'call.ringing', 'call.end'], status: 'no-answer' },
     ]
