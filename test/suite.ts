@@ -5,16 +5,16 @@
  *
  * Embedded (no DATABASE_URL or NATS_URL) every test service has its own database in
  * memory and its own in-process bus: the workers share nothing. On PostgreSQL each
- * worker gets a database of its own, made fresh for the run (`<database>_worker_<n>`,
- * preload.ts points the worker's DATABASE_URL at it): two workers' services in one
- * database would take each other's timers and shards. On NATS the services of a
+ * worker gets a scratch database of its own, dropped after the run (preload.ts
+ * points the worker's DATABASE_URL at it): two workers' services in one database
+ * would take each other's timers and shards. On NATS the services of a
  * database are one cluster, and everything of theirs on NATS is under the cluster's
  * id (actor subjects, shard leases, bus subjects), so the workers' services do not
  * meet there either.
  * Arguments after `npm test --` go to `bun test`.
  */
 import { cpus } from 'node:os'
-import postgres from 'postgres'
+import { type ScratchDatabase, scratchPostgres } from './support/scratch-postgres'
 import { WORKER_DATABASES_ENV } from './support/worker-databases'
 
 const workers = Math.min(cpus().length, 4)
@@ -22,22 +22,10 @@ const parallel = workers > 1 ? [`--parallel=${workers}`, '--no-isolate'] : []
 const env: Record<string, string | undefined> = { ...process.env }
 
 const base = process.env.DATABASE_URL
-const databases: string[] = []
+const databases: ScratchDatabase[] = []
 if (base && parallel.length > 0) {
-  const server = postgres(base, { max: 1, onnotice: () => {} })
-  try {
-    for (let n = 1; n <= workers; n++) {
-      const url = new URL(base)
-      const name = `${url.pathname.slice(1) || 'postgres'}_worker_${n}`
-      await server.unsafe(`drop database if exists "${name}" with (force)`)
-      await server.unsafe(`create database "${name}"`)
-      url.pathname = `/${name}`
-      databases.push(url.toString())
-    }
-  } finally {
-    await server.end()
-  }
-  env[WORKER_DATABASES_ENV] = databases.join(' ')
+  for (let n = 1; n <= workers; n++) databases.push(await scratchPostgres(`worker_${n}`))
+  env[WORKER_DATABASES_ENV] = databases.map((d) => d.url).join(' ')
 }
 
 console.log(
@@ -51,9 +39,5 @@ const proc = Bun.spawn([process.execPath, 'test', '--timeout', '30000', ...paral
 })
 const code = await proc.exited
 
-if (base && databases.length > 0) {
-  const server = postgres(base, { max: 1, onnotice: () => {} })
-  for (const url of databases) await server.unsafe(`drop database if exists "${new URL(url).pathname.slice(1)}" with (force)`).catch(() => {})
-  await server.end()
-}
+for (const d of databases) await d.dispose()
 process.exit(code)

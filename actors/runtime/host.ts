@@ -169,6 +169,8 @@ interface Letter {
 
 const timerOf = (l: Letter) => (l.msg as Extract<Message, { type: 'fire' }>).timer
 const dueMs = (t: TimerRow) => new Date(t.dueAt).getTime()
+/** When a requested timer comes due (ms): its absolute time, or its delay from `nowMs`. */
+const requestedDueMs = (req: ScheduleRequest, nowMs: number) => (req.at !== undefined ? new Date(req.at).getTime() : nowMs + (req.delayMs ?? 0))
 /** Durable messages in the order they came due, then by id (time-ordered: the order they were written), as the poll reads them. */
 const byDue = (a: Letter, b: Letter) => {
   const [x, y] = [timerOf(a), timerOf(b)]
@@ -614,18 +616,17 @@ export class ActorHost implements ActorClient {
   private startWithDue(e: Entry, input: unknown, timers: ScheduleRequest[]): ScheduleRequest[] {
     this.startActor(e, e.kind.machines[0], { input })
     const now = this.opts.clock.now().getTime()
-    const dueAt = (t: ScheduleRequest) => (t.at !== undefined ? new Date(t.at).getTime() : now + (t.delayMs ?? 0))
-    const due = timers.filter((t) => dueAt(t) <= now)
+    const due = timers.filter((t) => requestedDueMs(t, now) <= now)
     if (due.length === 0) return timers
     try {
       // sort is stable: timers due at the same moment keep the order they were given in.
-      for (const t of [...due].sort((a, b) => dueAt(a) - dueAt(b))) this.deliver(e, t.event)
+      for (const t of due.sort((a, b) => requestedDueMs(a, now) - requestedDueMs(b, now))) this.deliver(e, t.event)
     } catch {
       this.discard(e)
       this.startActor(e, e.kind.machines[0], { input })
       return timers
     }
-    return timers.filter((t) => !due.includes(t))
+    return timers.filter((t) => requestedDueMs(t, now) > now)
   }
 
   /** A new actor: its first snapshot is inserted only if the id is free (else nothing of the step is written). */
@@ -861,7 +862,7 @@ export class ActorHost implements ActorClient {
     const actor = e.actor!
     const status: 'active' | 'done' = (actor.getSnapshot() as AnyMachineSnapshot).status === 'done' ? 'done' : 'active'
     const now = this.opts.clock.now()
-    const dueAt = (req: ScheduleRequest) => (req.at !== undefined ? new Date(req.at) : new Date(now.getTime() + (req.delayMs ?? 0)))
+    const dueAt = (req: ScheduleRequest) => new Date(requestedDueMs(req, now.getTime()))
     const shard = this.shardOf(e.id)
     const own = (req: ScheduleRequest) => ({ actorKind: kindName, actorId: e.id, name: req.name, dueAt: dueAt(req), event: req.event, shard })
     // The actor's own timers, by name, as the step leaves them: scheduled (the last request) or cancelled.
