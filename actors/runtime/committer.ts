@@ -93,8 +93,12 @@ export interface StepWrite {
   cancelOwnTimers: boolean
   /** Timer rows written: the actor's own (scheduled), and durable messages to other actors. */
   timers: TimerWrite[]
-  /** Items for the kinds' batch writers: each writer is called once per transaction with the items of all its steps. */
-  batched: { writer: (tx: Db, items: unknown[]) => Promise<unknown>; item: unknown }[]
+  /**
+   * Items for the kinds' batch writers: each writer is called once per transaction with
+   * the items of all its steps, the writers in `rank` order (their place in the kind's
+   * `batchWriters`).
+   */
+  batched: { writer: (tx: Db, items: unknown[]) => Promise<unknown>; rank: number; item: unknown }[]
   /** The kind's own writes (projections, records), in the step's order, after everything above. */
   writes: ((tx: Db) => Promise<unknown>)[]
 }
@@ -247,16 +251,20 @@ export class Committer {
     sent.push(upserted)
 
     // 6. The kinds' batched writes, each writer once with the items of all its steps (in step order); then their own writes, step by step.
-    const batches = new Map<StepWrite['batched'][number]['writer'], unknown[]>()
+    const batches = new Map<StepWrite['batched'][number]['writer'], { rank: number; items: unknown[] }>()
     for (const w of liveWrites)
       for (const b of w.batched) {
-        const items = batches.get(b.writer)
-        if (items) items.push(b.item)
-        else batches.set(b.writer, [b.item])
+        const batch = batches.get(b.writer)
+        if (batch) batch.items.push(b.item)
+        else batches.set(b.writer, { rank: b.rank, items: [b.item] })
       }
+    // In the order each kind declares its writers, not the order the batch's steps first used them: a
+    // step that inserts a row and updates it (a call's log, from call.incoming to call.end in one spawn
+    // step) must not have its update run first because an earlier step of the batch only updated.
+    const ordered = [...batches].sort(([, a], [, b]) => a.rank - b.rank)
     sent.push(
       (async () => {
-        for (const [writer, items] of batches) await writer(tx, items)
+        for (const [writer, { items }] of ordered) await writer(tx, items)
         for (const w of liveWrites) for (const write of w.writes) await write(tx)
       })(),
     )

@@ -17,7 +17,7 @@
  * share a transaction; a sender's acknowledgement is its fire's promise.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
-import { and, eq, inArray, like } from 'drizzle-orm'
+import { and, eq, inArray, like, sql } from 'drizzle-orm'
 import fc from 'fast-check'
 import { assign, setup } from 'xstate'
 import { manualClock } from '../../src/clock'
@@ -74,6 +74,48 @@ const tallyKind = defineActorKind({
         await tx.insert(settings).values({ key, value: 'x' })
       })
     },
+  }),
+})
+
+/**
+ * A kind with two batch writers where the second needs the first's row: `open`
+ * inserts an actor's ledger row, `note` updates it (as the call log's insert and patch
+ * do). A step that opens and notes in one go may share its transaction with a step
+ * that only notes and was ready first.
+ */
+const ledgerKey = (id: string) => `gc/${run}/ledger/${id}`
+const ledger = setup({
+  types: { context: {} as { id: string }, events: {} as { type: 'NOTE' } | { type: 'OPEN_AND_NOTE' }, input: {} as { id: string } },
+  actions: { open: (_, _p: { id: string }) => {}, note: (_, _p: { id: string }) => {} },
+}).createMachine({
+  id: 'ledger.v1',
+  context: ({ input }) => ({ id: input.id }),
+  on: {
+    NOTE: { actions: [{ type: 'note', params: ({ context }) => ({ id: context.id }) }] },
+    OPEN_AND_NOTE: {
+      actions: [
+        { type: 'open', params: ({ context }) => ({ id: context.id }) },
+        { type: 'note', params: ({ context }) => ({ id: context.id }) },
+      ],
+    },
+  },
+})
+const ledgerKind = defineActorKind({
+  kind: 'ledger',
+  machines: [ledger],
+  batchWriters: {
+    open: (tx, items) => tx.insert(settings).values((items as string[]).map((id) => ({ key: ledgerKey(id), value: 'opened' }))),
+    note: async (tx, items) => {
+      for (const id of items as string[])
+        await tx
+          .update(settings)
+          .set({ value: sql`${settings.value} || ' noted'` })
+          .where(eq(settings.key, ledgerKey(id)))
+    },
+  },
+  actions: (fx) => ({
+    open: (_args, p: { id: string }) => fx.batch('open', p.id),
+    note: (_args, p: { id: string }) => fx.batch('note', p.id),
   }),
 })
 
@@ -271,4 +313,38 @@ describe('group commit', () => {
     expect(manyMessageSteps).toBeGreaterThan(0)
     expect(sharedTransactions).toBeGreaterThan(0)
   }, 120_000)
+})
+
+describe('batch writers', () => {
+  test("a batch runs each kind's writers in the order the kind declares them, whichever step came first", async () => {
+    const host = new ActorHost({ db: database.db, clock: manualClock(), kinds: [ledgerKind], pollTimers: false })
+    try {
+      let shared = 0
+      for (let round = 0; round < 5; round++) {
+        const noting = Array.from({ length: 4 }, (_, i) => `ledger_${run}_${round}_noting_${i}`)
+        const opening = Array.from({ length: 4 }, (_, i) => `ledger_${run}_${round}_opening_${i}`)
+        await Promise.all([...noting, ...opening].map((id) => host.spawn('ledger', id, { id })))
+        await Promise.all(noting.map((id) => host.send('ledger', id, { type: 'OPEN_AND_NOTE' })))
+        const before = host.commitStats()
+        // All at once, the steps that only note first: they meet in one transaction with those that open and note.
+        await Promise.all([
+          ...noting.map((id) => host.send('ledger', id, { type: 'NOTE' })),
+          ...opening.map((id) => host.send('ledger', id, { type: 'OPEN_AND_NOTE' })),
+        ])
+        const after = host.commitStats()
+        if (after.steps - before.steps > after.transactions - before.transactions) shared++
+        const rows = await database.db
+          .select()
+          .from(settings)
+          .where(inArray(settings.key, [...noting, ...opening].map(ledgerKey)))
+        const value = new Map(rows.map((r) => [r.key, r.value]))
+        for (const id of opening) expect({ id, value: value.get(ledgerKey(id)) }).toEqual({ id, value: 'opened noted' })
+        for (const id of noting) expect({ id, value: value.get(ledgerKey(id)) }).toEqual({ id, value: 'opened noted noted' })
+      }
+      // The case is about steps sharing a transaction: they did.
+      expect(shared).toBeGreaterThan(0)
+    } finally {
+      await host.close()
+    }
+  })
 })

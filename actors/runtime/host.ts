@@ -150,7 +150,7 @@ type Collected =
   | { type: 'cancel'; name: string }
   | { type: 'write'; fn: (tx: Db) => Promise<unknown> }
   | { type: 'message'; kind: string; id: string; message: DurableMessage }
-  | { type: 'batch'; writer: BatchWriter; item: unknown }
+  | { type: 'batch'; writer: BatchWriter; rank: number; item: unknown }
 
 /** What a step commits besides the snapshot and what its actions collected. */
 interface Commit {
@@ -437,6 +437,7 @@ export class ActorHost implements ActorClient {
       if (!this.current) throw new Error(`${kind.kind}: an action ran outside a step`)
       return this.current
     }
+    const writerRanks = new Map(Object.keys(kind.batchWriters ?? {}).map((name, i) => [name, i]))
     const push = (c: Collected) => entry().collected.push(c)
     const fx: Effects = {
       emit: (ev) => {
@@ -450,7 +451,7 @@ export class ActorHost implements ActorClient {
       batch: (name, item) => {
         const writer = kind.batchWriters?.[name]
         if (!writer) throw new Error(`${kind.kind} has no batch writer ${name}`)
-        push({ type: 'batch', writer, item })
+        push({ type: 'batch', writer, rank: writerRanks.get(name)!, item })
       },
     }
     this.kindEffects.set(kind, fx)
@@ -885,7 +886,7 @@ export class ActorHost implements ActorClient {
       cancels: c.fresh || status === 'done' ? [] : [...intents].filter(([, r]) => r === null).map(([name]) => name),
       cancelOwnTimers: status === 'done' && !c.fresh,
       timers,
-      batched: e.collected.flatMap((x) => (x.type === 'batch' ? [{ writer: x.writer, item: x.item }] : [])),
+      batched: e.collected.flatMap((x) => (x.type === 'batch' ? [{ writer: x.writer, rank: x.rank, item: x.item }] : [])),
       writes: e.collected.flatMap((x) => (x.type === 'write' ? [x.fn] : [])),
     }
   }

@@ -25,6 +25,7 @@ export interface Effects {
    * Like `write`, for writes the kind batches: the item goes to the kind's
    * `batchWriters[name]` with the items of every step committed in the same
    * transaction, in one call (one statement for many steps, not one per step).
+   * The writers run in the order `batchWriters` declares them.
    */
   batch(name: string, item: unknown): void
 }
@@ -71,7 +72,11 @@ export interface ActorKind<TMachine extends AnyStateMachine = AnyStateMachine> {
   actions?: (fx: Effects, ctx: StepContext) => Record<string, (args: { context: unknown; event: EventObject }, params: never) => void>
   /** Commands this kind takes; without it a `$command` message is an error. */
   commands?: CommandRules
-  /** Writers of the items steps give `fx.batch(name, item)`: called once per transaction with all its items, in step order. */
+  /**
+   * Writers of the items steps give `fx.batch(name, item)`: called once per transaction
+   * with all its items, in step order; the writers themselves in the order declared here
+   * (declare a writer that inserts rows before one that updates them).
+   */
   batchWriters?: Record<string, BatchWriter>
 }
 
