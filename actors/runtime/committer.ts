@@ -20,7 +20,7 @@
  */
 import type { Clock } from '../../src/clock'
 import type { Db } from '../../src/db/client'
-import { statement } from '../../src/db/statements'
+import { pgArray, statement } from '../../src/db/statements'
 import { insertEvents, type NewEvent, prepareEvents, type StoredEvent } from '../../src/events/outbox'
 import { MESSAGE_NAME_PREFIX, scheduleTimers, type TimerRow, timerKey } from '../../src/scheduler/durable-timers'
 
@@ -35,7 +35,8 @@ const SNAPSHOT_RECORD = '(kind text, id text, machine_version text, snapshot jso
  */
 const CLAIM_FIRES = statement<{ id: string }>(
   `with x as (select step, id, token, required from jsonb_to_recordset($1::jsonb) as r(step int, id text, token text, required boolean)),
-    current as (select x.step, t.id from durable_timers t join x on t.id = x.id and t.token = x.token for update of t),
+    current as (select x.step, t.id from durable_timers t join x on t.id = x.id and t.token = x.token
+      where t.id = any($2::text[]) for update of t),
     whole as (select x.step from x left join current c on c.step = x.step and c.id = x.id
       group by x.step having bool_and(c.id is not null or not x.required))
     delete from durable_timers t using current c join whole w on w.step = c.step where t.id = c.id returning t.id`,
@@ -54,11 +55,11 @@ const UPSERT_SNAPSHOTS = statement(
 /** An ended actor's own timers; the durable messages waiting for it ($2: their name prefix) stay. */
 const CANCEL_OWN_TIMERS = statement(
   `delete from durable_timers t using jsonb_to_recordset($1::jsonb) as x(kind text, id text)
-    where t.actor_kind = x.kind and t.actor_id = x.id and t.name not like $2`,
+    where t.actor_kind = x.kind and t.actor_id = x.id and t.name not like $2 and t.actor_id = any($3::text[])`,
 )
 const CANCEL_TIMERS = statement(
   `delete from durable_timers t using jsonb_to_recordset($1::jsonb) as x(kind text, id text, name text)
-    where t.actor_kind = x.kind and t.actor_id = x.id and t.name = x.name`,
+    where t.actor_kind = x.kind and t.actor_id = x.id and t.name = x.name and t.actor_id = any($2::text[])`,
 )
 /** A timer row a step writes: one of its own, or a durable message to another actor. */
 export interface TimerWrite {
@@ -199,7 +200,7 @@ export class Committer {
     const claims = writes.flatMap((w, step) => w.claims.map((c) => ({ step, id: c.timerId, token: c.token, required: !c.optional })))
     const claimed = new Set<string>()
     if (claims.length > 0) {
-      const rows = await CLAIM_FIRES.rows(tx, [json(claims)])
+      const rows = await CLAIM_FIRES.rows(tx, [json(claims), pgArray(claims.map((c) => c.id))])
       for (const r of rows) claimed.add(r.id)
     }
     const live: number[] = []
@@ -241,9 +242,9 @@ export class Committer {
 
     // 5. Timers: cancellations first (an actor's cancel then schedule of one name leaves it scheduled), then one upsert.
     const ended = liveWrites.filter((w) => w.cancelOwnTimers).map((w) => ({ kind: w.kind, id: w.id }))
-    if (ended.length > 0) sent.push(CANCEL_OWN_TIMERS.rows(tx, [json(ended), `${MESSAGE_NAME_PREFIX}%`]))
+    if (ended.length > 0) sent.push(CANCEL_OWN_TIMERS.rows(tx, [json(ended), `${MESSAGE_NAME_PREFIX}%`, pgArray(ended.map((e) => e.id))]))
     const cancels = liveWrites.flatMap((w) => w.cancels.map((name) => ({ kind: w.kind, id: w.id, name })))
-    if (cancels.length > 0) sent.push(CANCEL_TIMERS.rows(tx, [json(cancels)]))
+    if (cancels.length > 0) sent.push(CANCEL_TIMERS.rows(tx, [json(cancels), pgArray(cancels.map((c) => c.id))]))
     // One row per (actor, name): the last write of a name wins, as successive schedules would.
     const byKey = new Map<string, TimerWrite>()
     for (const w of liveWrites) for (const t of w.timers) byKey.set(timerKey(t.actorKind, t.actorId, t.name), t)

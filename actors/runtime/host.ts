@@ -40,7 +40,7 @@ import { type Actor, type AnyMachineSnapshot, type AnyStateMachine, createActor,
 import type { Clock } from '../../src/clock'
 import type { Db } from '../../src/db/client'
 import { actorSnapshots, shardFences } from '../../src/db/schema'
-import { statement } from '../../src/db/statements'
+import { pgArray, statement } from '../../src/db/statements'
 import type { NewEvent } from '../../src/events/outbox'
 import { cancelActorTimers, DurableScheduler, type TimerRow } from '../../src/scheduler/durable-timers'
 import {
@@ -114,7 +114,8 @@ const CURRENT_MESSAGE = statement<{ id: string; token: string; due_at: string | 
  */
 const READ_SNAPSHOTS = statement<{ kind: string; id: string; machine_version: string; snapshot: unknown; status: 'active' | 'done' }>(
   `select s.kind, s.id, s.machine_version, s.snapshot, s.status from actor_snapshots s
-    join jsonb_to_recordset($1::jsonb) as x(kind text, id text) on s.kind = x.kind and s.id = x.id`,
+    join jsonb_to_recordset($1::jsonb) as x(kind text, id text) on s.kind = x.kind and s.id = x.id
+    where s.id = any($2::text[])`,
 )
 
 /** What rehydration needs of an actor's snapshot row. */
@@ -551,7 +552,8 @@ export class ActorHost implements ActorClient {
     const loads = this.loads!
     this.loads = undefined
     try {
-      const rows = await READ_SNAPSHOTS.rows(this.opts.db, [JSON.stringify([...loads.values()].map(({ kind, id }) => ({ kind, id })))])
+      const wanted = [...loads.values()]
+      const rows = await READ_SNAPSHOTS.rows(this.opts.db, [JSON.stringify(wanted.map(({ kind, id }) => ({ kind, id }))), pgArray(wanted.map((l) => l.id))])
       this.reads.statements++
       this.reads.rows += loads.size
       for (const r of rows) {

@@ -37,7 +37,7 @@ const INSERT_DELIVERIES = statement(
  * transaction does not commit.
  */
 const TAKE_FROM_OUTBOX = statement<{ seq: number | string }>(
-  'delete from event_outbox where seq in (select seq from event_outbox order by seq limit $1 for update skip locked) returning seq',
+  'delete from event_outbox where seq = any(array(select seq from event_outbox order by seq limit $1 for update skip locked)) returning seq',
 )
 
 const deliveryRecord = (d: DeliveryRow) => ({
