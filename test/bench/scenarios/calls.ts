@@ -29,6 +29,9 @@
  *   BENCH_CALLS_ACCOUNTS     sandbox accounts the calls are spread over (default 4)
  *   BENCH_CLOCK_SPEED        VOICE_CLOCK_SPEED of the service (default 1000)
  *   BENCH_CALLS_DRAIN_S      most seconds to wait for started calls to end (default 30)
+ *   BENCH_CALLS_WARMUP       seconds of the same load before the measured one, not measured (default 10;
+ *                            0 measures a cold process: its JIT compiler then takes about a quarter of
+ *                            the service's CPU in the first ten seconds, perf on 2026-11-29)
  *   BENCH_DENSITY_ACTORS     call actors to reach (default 50000)
  *   BENCH_DENSITY_SECONDS    time limit of the density run (default 120)
  *   BENCH_DENSITY_RING=0     spawn only (incoming), no RING step
@@ -105,6 +108,9 @@ interface E2E {
   databaseCpuS?: number
   /** What the database did over the whole run (setup included, a few dozen transactions): pg_stat_database and pg_stat_user_tables. */
   databaseWork?: { transactions: number; rowsWritten: number; byTable: [string, number][] }
+  /** Calls the service simulated in all, warm-up included: what databaseWork is divided by. */
+  simulatedCalls: number
+  warmupS: number
 }
 
 interface LoadOut {
@@ -174,12 +180,18 @@ async function withDatabase<R>(store: Store, fn: (q: Query) => Promise<R>): Prom
 
 async function analyse(store: Store, speed: number, load: LoadOut) {
   return withDatabase(store, async (q) => {
-    const rows = await q<{ s: number; e: number | null; status: string | null }>(
-      `select extract(epoch from started_at) * 1000 as s, case when status is null then null else extract(epoch from updated_at) * 1000 end as e, status from calls where simulated`,
+    const all = await q<{ id: string; s: number; e: number | null; status: string | null }>(
+      `select id, extract(epoch from started_at) * 1000 as s, case when status is null then null else extract(epoch from updated_at) * 1000 end as e, status from calls where simulated`,
     )
+    // The warm-up's calls (ended before the measured load began) are not measured.
+    const measured = new Set(load.started.map(([id]) => id))
+    const rows = all.filter((r) => measured.has(r.id))
+    const since = Math.min(...rows.map((r) => Number(r.s)))
     const byStatus: Record<string, number> = {}
     for (const r of rows) byStatus[r.status ?? 'in flight'] = (byStatus[r.status ?? 'in flight'] ?? 0) + 1
-    const events = await q<{ type: string; n: number }>(`select type, count(*)::int as n from events where type like 'call.%' group by type order by type`)
+    const events = await q<{ type: string; n: number }>(
+      `select type, count(*)::int as n from events where type like 'call.%' and created_at >= to_timestamp(${since / 1000}) group by type order by type`,
+    )
     const eventsByType = Object.fromEntries(events.map((e) => [e.type, e.n]))
     const [actors] = await q<{ n: number }>(`select count(*)::int as n from actor_snapshots where status = 'active'`)
     const [timers] = await q<{ n: number }>(`select count(*)::int as n from durable_timers`)
@@ -227,6 +239,7 @@ async function analyse(store: Store, speed: number, load: LoadOut) {
       databaseWork: xacts
         ? { transactions: xacts.n, rowsWritten: tables.reduce((n, r) => n + r.n, 0), byTable: tables.map((r) => [r.t, r.n] as [string, number]) }
         : undefined,
+      simulatedCalls: all.length,
     }
   })
 }
@@ -236,6 +249,7 @@ async function runE2E(ctx: BenchContext, backend: Backend): Promise<E2E> {
   const inflight = intEnv('BENCH_CALLS_INFLIGHT', 64)
   const accounts = intEnv('BENCH_CALLS_ACCOUNTS', 4)
   const drainLimitS = intEnv('BENCH_CALLS_DRAIN_S', 30)
+  const warmupS = intEnv('BENCH_CALLS_WARMUP', 10, 0)
   let store: Store
   let cleanup: () => Promise<void>
   if (backend === 'postgres') {
@@ -286,47 +300,59 @@ async function runE2E(ctx: BenchContext, backend: Backend): Promise<E2E> {
     })
     expectOk('POST /v1/test_helpers/calls (warm-up)', warm)
 
-    const out = join(ctx.logDir, 'calls-load.json')
+    const runLoad = async (name: string, seconds: number): Promise<LoadOut> => {
+      const out = join(ctx.logDir, `${name}.json`)
+      const r = await runCaptured(
+        name,
+        [
+          process.execPath,
+          join(ROOT, 'test/bench/calls-load.ts'),
+          JSON.stringify({ baseUrl: service!.baseUrl, key, tenants, concurrency: inflight, durationMs: seconds * 1000, scenario: SCENARIO, out }),
+        ],
+        { cwd: ROOT, env: process.env, timeoutMs: seconds * 1000 + 45_000 },
+      )
+      if (r.code !== 0) throw new Error(`the load process failed (exit ${r.code}):\n${(r.stderr || r.stdout).trim().slice(-2000)}`)
+      const load = JSON.parse(readFileSync(out, 'utf8')) as LoadOut
+      rmSync(out, { force: true })
+      if (load.started.length === 0) throw new Error(`no call was started: ${load.firstError ?? JSON.stringify(load.statuses)}`)
+      return load
+    }
+    // The last calls started end last: waits until they have a status (or the drain limit); answers the seconds waited, NaN at the limit.
+    const owner = new Map<string, string>()
+    const waitForEnds = async (load: LoadOut): Promise<number> => {
+      const drainStart = performance.now()
+      // calls-load spreads round-robin; find each tail call's account by asking each (cheap: 16 calls).
+      const pending = new Set(load.started.slice(-16).map(([id]) => id))
+      while (pending.size > 0 && performance.now() - drainStart < drainLimitS * 1000) {
+        if (service!.child.proc.exitCode !== null) throw new Error(`the service exited:\n${service!.child.tail()}`)
+        for (const id of [...pending]) {
+          for (const t of owner.has(id) ? [owner.get(id)!] : tenants.map((x) => x.account)) {
+            const g = await call(service!.baseUrl, 'GET', `/v1/calls/${id}`, { token: key, account: t })
+            if (g.status === 404) continue
+            owner.set(id, t)
+            if (g.status === 200 && g.body?.status) pending.delete(id)
+            break
+          }
+        }
+        if (pending.size > 0) await Bun.sleep(100)
+      }
+      return pending.size === 0 ? (performance.now() - drainStart) / 1000 : NaN
+    }
+
+    if (warmupS > 0) {
+      // The same load first, not measured: a fresh process spends its first seconds compiling (JIT).
+      console.log(`[e2e] warm-up: the same load for ${warmupS} s, not measured ...`)
+      await waitForEnds(await runLoad('calls-warmup', warmupS))
+      await Bun.sleep(500)
+    }
     console.log(
       `[e2e] measuring: ${inflight} POST /v1/test_helpers/calls in flight for ${ctx.durationS} s over ${accounts} accounts, scenario ${JSON.stringify(SCENARIO)} ...`,
     )
     const pid = service.child.proc.pid
     const cpu0 = cpuSeconds(pid)
     const dbCpu0 = store.kind === 'embedded' ? descendantsCpuSeconds(pid) : undefined
-    const r = await runCaptured(
-      'calls-load',
-      [
-        process.execPath,
-        join(ROOT, 'test/bench/calls-load.ts'),
-        JSON.stringify({ baseUrl: service.baseUrl, key, tenants, concurrency: inflight, durationMs: ctx.durationS * 1000, scenario: SCENARIO, out }),
-      ],
-      { cwd: ROOT, env: process.env, timeoutMs: ctx.durationS * 1000 + 45_000 },
-    )
-    if (r.code !== 0) throw new Error(`the load process failed (exit ${r.code}):\n${(r.stderr || r.stdout).trim().slice(-2000)}`)
-    const load = JSON.parse(readFileSync(out, 'utf8')) as LoadOut
-    rmSync(out, { force: true })
-    if (load.started.length === 0) throw new Error(`no call was started: ${load.firstError ?? JSON.stringify(load.statuses)}`)
-
-    // Drain: the last calls started end last; wait until they have a status.
-    const drainStart = performance.now()
-    const tail = load.started.slice(-16)
-    const owner = new Map<string, string>()
-    // calls-load spreads round-robin; find each tail call's account by asking each (cheap: 16 calls).
-    const pending = new Set(tail.map(([id]) => id))
-    while (pending.size > 0 && performance.now() - drainStart < drainLimitS * 1000) {
-      if (service.child.proc.exitCode !== null) throw new Error(`the service exited:\n${service.child.tail()}`)
-      for (const id of [...pending]) {
-        for (const t of owner.has(id) ? [owner.get(id)!] : tenants.map((x) => x.account)) {
-          const g = await call(service.baseUrl, 'GET', `/v1/calls/${id}`, { token: key, account: t })
-          if (g.status === 404) continue
-          owner.set(id, t)
-          if (g.status === 200 && g.body?.status) pending.delete(id)
-          break
-        }
-      }
-      if (pending.size > 0) await Bun.sleep(100)
-    }
-    const drainedAfterS = (performance.now() - drainStart) / 1000
+    const load = await runLoad('calls-load', ctx.durationS)
+    const drainedAfterS = await waitForEnds(load)
     // And a moment for the stragglers (and their projections) of the others.
     await Bun.sleep(500)
     const cpu1 = cpuSeconds(pid)
@@ -348,7 +374,8 @@ async function runE2E(ctx: BenchContext, backend: Backend): Promise<E2E> {
       postLatencyMs: load.latencyMs,
       startedPerSec: load.started.length / loadS,
       completedPerSec: a.windowS > 0 ? a.completed / a.windowS : 0,
-      drainedAfterS: pending.size === 0 ? drainedAfterS : NaN,
+      drainedAfterS,
+      warmupS,
       serviceCpuS: cpu0 !== undefined && cpu1 !== undefined ? cpu1 - cpu0 : undefined,
       databaseCpuS: dbCpu0 !== undefined && dbCpu1 !== undefined ? dbCpu1 - dbCpu0 : undefined,
       ...a,
@@ -510,7 +537,9 @@ export async function run(ctx: BenchContext): Promise<void> {
     }
     try {
       const e = await runE2E(ctx, backend)
-      console.log(`\n=== calls end to end: ${label}, VOICE_CLOCK_SPEED=${e.speed}, ${e.inflight} requests in flight ===`)
+      console.log(
+        `\n=== calls end to end: ${label}, VOICE_CLOCK_SPEED=${e.speed}, ${e.inflight} requests in flight, ${e.warmupS > 0 ? `after ${e.warmupS} s of warm-up` : 'cold process (no warm-up)'} ===`,
+      )
       console.log(
         `  started     ${num(e.started)} calls in ${num(e.loadSeconds, 1)} s = ${num(e.startedPerSec, 1)} calls/s (POST p50 ${num(e.postLatencyMs.p50, 1)} ms, p99 ${num(e.postLatencyMs.p99, 1)} ms, max ${num(e.postLatencyMs.max, 0)} ms; ${e.failedRequests} failed${e.firstError ? `, first: ${e.firstError}` : ''})`,
       )
@@ -531,10 +560,10 @@ export async function run(ctx: BenchContext): Promise<void> {
           `  database CPU ${num(e.databaseCpuS, 1)} s = ${num((e.databaseCpuS * 1e3) / Math.max(1, e.completed), 2)} ms per completed call (the embedded PostgreSQL server)`,
         )
       if (e.databaseWork) {
-        const per = (n: number) => num(n / Math.max(1, e.started), 1)
+        const per = (n: number) => num(n / Math.max(1, e.simulatedCalls), 1)
         const tables = e.databaseWork.byTable.slice(0, 8).map(([t, n]) => `${t} ${per(n)}`)
         console.log(
-          `  database    per call started: ${per(e.databaseWork.transactions)} transactions, ${per(e.databaseWork.rowsWritten)} rows written (${tables.join(', ')})`,
+          `  database    per call simulated (warm-up included): ${per(e.databaseWork.transactions)} transactions, ${per(e.databaseWork.rowsWritten)} rows written (${tables.join(', ')})`,
         )
       }
       const pass = e.completedPerSec >= GOAL.minCallsPerSec && e.unfinished === 0
