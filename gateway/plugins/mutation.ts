@@ -25,6 +25,13 @@ export type Mutate = (work: (tx: Db, ctx: MutationContext) => Promise<MutationRe
 
 export interface MutationContext {
   requestId: string
+  /**
+   * A write the work has sent on its transaction without waiting for it (nothing it
+   * does next needs its answer): the mutation waits for it together with its audit
+   * record, which then goes to the database in the same round trip. Its failure is
+   * the mutation's, as if it had been awaited.
+   */
+  alongside(write: Promise<unknown>): void
 }
 
 export interface RequestFacts {
@@ -97,12 +104,24 @@ export function createMutator(deps: GatewayDeps) {
     try {
       let wroteEvents = false
       const response = await deps.db.transaction(async (tx) => {
-        const result = await work(tx, { requestId: f.requestId })
+        const sent: Promise<unknown>[] = []
+        const alongside = (write: Promise<unknown>) => {
+          // Handled here too: a write the work gave up on (it threw first) must not reject unobserved.
+          write.catch(() => {})
+          sent.push(write)
+        }
+        const result = await work(tx, { requestId: f.requestId, alongside })
         wroteEvents = appendedEvents(tx)
         const status = result.status ?? 200
         const body = JSON.stringify(result.body)
-        await audit(tx, f, 'success', status, result.resource, result.accountId !== undefined ? result.accountId : f.accountId)
-        if (key !== undefined) await completeIdempotencyKey(tx, scope, key, status, body)
+        // One round trip: the work's writes still on their way, the audit record and the replayable answer. The
+        // statements run in the order sent, so the first failure is the one reported (the later ones only find the
+        // transaction aborted).
+        await Promise.all([
+          ...sent,
+          audit(tx, f, 'success', status, result.resource, result.accountId !== undefined ? result.accountId : f.accountId),
+          key !== undefined ? completeIdempotencyKey(tx, scope, key, status, body) : undefined,
+        ])
         return jsonResponse(status, body, f.requestId)
       })
       if (wroteEvents) deps.outboxCommitted()

@@ -46,11 +46,11 @@ export function testHelperRoutes(deps: GatewayDeps, base: ReturnType<typeof requ
       '/v1/test_helpers/calls',
       async ({ auth, body, mutate }) => {
         const account = auth.account!
-        let spawned: TimerRow | undefined
-        const response = await mutate(async (tx) => {
+        let spawned: Promise<TimerRow> | undefined
+        const response = await mutate(async (tx, { alongside }) => {
           if (account.mode !== 'test') throw sandboxOnly()
-          await assertUserOfAccount(tx, account.id, body.user, 'user')
-          const number = await firstActiveNumber(tx, account.id)
+          // Both reads in one round trip (the user's error, if any, still comes first).
+          const [, number] = await Promise.all([assertUserOfAccount(tx, account.id, body.user, 'user'), firstActiveNumber(tx, account.id)])
           if (!number)
             throw new ApiError(400, 'The account has no phone number; order one first (the simulator uses the first as the account side).', 'no_phone_number')
           const owner = { platformId: account.platformId, accountId: account.id, mode: account.mode }
@@ -71,13 +71,16 @@ export function testHelperRoutes(deps: GatewayDeps, base: ReturnType<typeof requ
           // An emergency call names the caller's device, its location and whether that location is provisioned for E911.
           if (plan.call.emergency) plan.call.emergency = await emergencyInfoFor(tx, account.id, body.user)
           // The call actor is created by the same commit as the 200 and its idempotency record: a crash cannot separate them.
-          spawned = await spawnInTx(tx, deps.clock, CALL_KIND, plan.call.call_id, plan.call, { timers: plan.script })
+          spawned = spawnInTx(tx, deps.clock, CALL_KIND, plan.call.call_id, plan.call, { timers: plan.script })
+          alongside(spawned)
           const callId = plan.call.call_id
           const call = startingCallView({ ...plan.call, account: account.id, mode: account.mode, simulated: true })
           return { resource: callId, body: { id: callId, object: 'test_call', call, scenario: plan.scenario } }
         })
         // The call's owner would start it at its next poll; asking now means its call log row exists when this answers.
-        if (spawned) await deps.actors?.wake(CALL_KIND, spawned.actorId, [spawned]).catch(() => {})
+        // Committed with the answer: its row is there.
+        const row = await spawned
+        if (row) await deps.actors?.wake(CALL_KIND, row.actorId, [row]).catch(() => {})
         return response
       },
       {
