@@ -103,6 +103,7 @@ export function createMutator(deps: GatewayDeps) {
     }
     try {
       let wroteEvents = false
+      let tail: Promise<unknown> | undefined
       const response = await deps.db.transaction(async (tx) => {
         const sent: Promise<unknown>[] = []
         const alongside = (write: Promise<unknown>) => {
@@ -117,13 +118,21 @@ export function createMutator(deps: GatewayDeps) {
         // One round trip: the work's writes still on their way, the audit record and the replayable answer. The
         // statements run in the order sent, so the first failure is the one reported (the later ones only find the
         // transaction aborted).
-        await Promise.all([
+        const last = Promise.all([
           ...sent,
           audit(tx, f, 'success', status, result.resource, result.accountId !== undefined ? result.accountId : f.accountId),
           key !== undefined ? completeIdempotencyKey(tx, scope, key, status, body) : undefined,
         ])
+        if (deps.database.kind === 'postgres') {
+          // postgres.js sends the COMMIT as soon as this returns: behind these statements on the connection, in
+          // the same round trip. Should one of them fail, PostgreSQL ends the aborted transaction with a rollback
+          // at that COMMIT, and `tail` (awaited below, before any answer) throws that statement's error.
+          last.catch(() => {})
+          tail = last
+        } else await last
         return jsonResponse(status, body, f.requestId)
       })
+      await tail
       if (wroteEvents) deps.outboxCommitted()
       return response
     } catch (e) {
