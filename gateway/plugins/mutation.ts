@@ -61,6 +61,17 @@ function canonicalJson(value: unknown): string {
   )
 }
 
+/**
+ * Waits for statements sent together on one transaction and throws the error of the
+ * first to fail in the order they were sent: the later ones only found the transaction
+ * aborted (`current transaction is aborted`), and their rejections may well settle
+ * first (fewer promise layers between the driver and here).
+ */
+async function firstFailureInOrder(statements: Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(statements)).find((r) => r.status === 'rejected')
+  if (failed) throw failed.reason
+}
+
 /** Errors whose failed attempt mutate() has already written to the audit log. */
 export const auditedErrors = new WeakSet<object>()
 
@@ -115,13 +126,11 @@ export function createMutator(deps: GatewayDeps) {
         wroteEvents = appendedEvents(tx)
         const status = result.status ?? 200
         const body = JSON.stringify(result.body)
-        // One round trip: the work's writes still on their way, the audit record and the replayable answer. The
-        // statements run in the order sent, so the first failure is the one reported (the later ones only find the
-        // transaction aborted).
-        const last = Promise.all([
+        // One round trip: the work's writes still on their way, the audit record and the replayable answer.
+        const last = firstFailureInOrder([
           ...sent,
           audit(tx, f, 'success', status, result.resource, result.accountId !== undefined ? result.accountId : f.accountId),
-          key !== undefined ? completeIdempotencyKey(tx, scope, key, status, body) : undefined,
+          key !== undefined ? completeIdempotencyKey(tx, scope, key, status, body) : Promise.resolve(),
         ])
         if (deps.database.kind === 'postgres') {
           // postgres.js sends the COMMIT as soon as this returns: behind these statements on the connection, in
