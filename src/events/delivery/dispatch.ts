@@ -7,10 +7,10 @@
  * in commit order. Resume hands back, after a restart, the first attempts that were
  * pending (rows with no attempt yet), in the same order.
  */
-import { and, asc, eq, sql } from 'drizzle-orm'
+import { and, asc, eq } from 'drizzle-orm'
 import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
-import { pgArray, selectRows, statement } from '../../db/statements'
+import { pgArray, selectRowsText, statement } from '../../db/statements'
 import { events, webhookDeliveries, webhookEndpoints } from '../../db/schema'
 import { newId } from '../../ids'
 import type { EndpointCache } from './attempt'
@@ -86,9 +86,9 @@ export function createDispatcher(deps: {
       const taken = await db.transaction(async (tx) => {
         const seqs = (await TAKE_FROM_OUTBOX.rows(tx, [DISPATCH_BATCH])).map((r) => Number(r.seq))
         if (seqs.length === 0) return 0
-        const batch = await selectRows(tx, events, sql`where seq = any(${pgArray(seqs)}::bigint[]) order by seq`)
+        const batch = await selectRowsText(tx, events, 'where seq = any($1::bigint[]) order by seq', [pgArray(seqs)])
         const platformIds = [...new Set(batch.map((e) => e.platformId))]
-        const endpoints = await selectRows(tx, webhookEndpoints, sql`where platform_id = any(${pgArray(platformIds)}::text[]) and status = 'enabled'`)
+        const endpoints = await selectRowsText(tx, webhookEndpoints, "where platform_id = any($1::text[]) and status = 'enabled'", [pgArray(platformIds)])
         // Webhook voice apps following a call get its events too (voice-app-targets.ts).
         const apps = await loadVoiceAppTargets(tx, [...new Set(batch.flatMap((e) => e.voiceApps ?? []))])
         endpointCache.replacePlatforms(platformIds, [...endpoints, ...apps])

@@ -4,10 +4,11 @@
  * call actor's projection ends them on call.end; reads reconcile a listener created
  * in a race with the end).
  */
-import { and, eq, sql } from 'drizzle-orm'
+import { and, eq } from 'drizzle-orm'
 import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
 import { callListeners, calls } from '../../db/schema'
+import { pgArray, statement } from '../../db/statements'
 import { notFound } from '../../errors'
 import { newId } from '../../ids'
 import { keysetPage, type PageRequest } from '../../pagination'
@@ -31,10 +32,13 @@ export function listenerView(r: ListenerRow) {
 /** Ends the calls' active listeners (the calls ended, or their warm-transfer consultation was handed over). */
 export async function endListenersOfCalls(db: Db, clock: Clock, callIds: string[]): Promise<void> {
   if (callIds.length === 0) return
-  // The ids as one JSON parameter: one statement text whatever the count.
-  await db.execute(sql`update ${callListeners} set status = 'ended', updated_at = ${clock.now().toISOString()}::timestamptz
-    where status = 'active' and call_id in (select jsonb_array_elements_text(${JSON.stringify(callIds)}::jsonb))`)
+  await END_LISTENERS_OF_CALLS.rows(db, [clock.now().toISOString(), pgArray(callIds)])
 }
+
+/** Every ended call's step runs it (with the calls of its group commit): a fixed statement, the ids as one array. */
+const END_LISTENERS_OF_CALLS = statement(
+  `update call_listeners set status = 'ended', updated_at = $1::timestamptz where status = 'active' and call_id = any($2::text[])`,
+)
 
 /** Ends the call's active listeners when the call has ended (status set on the call log). */
 export async function reconcileListeners(db: Db, clock: Clock, accountId: string, callId: string): Promise<void> {

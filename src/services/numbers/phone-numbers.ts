@@ -11,7 +11,7 @@ import { type NumberSpace, numberSpaceOf } from './number-space'
 import { and, asc, eq, inArray, ne, sql } from 'drizzle-orm'
 import type { Clock } from '../../clock'
 import { type Db, queryRows } from '../../db/client'
-import { selectRows, statement } from '../../db/statements'
+import { selectRows, selectRowsText, statement } from '../../db/statements'
 import { accounts, phoneNumberOrders, phoneNumberRoutes, phoneNumbers } from '../../db/schema'
 import { ApiError, badRequest, conflict, notFound, ValidationError } from '../../errors'
 import { newId } from '../../ids'
@@ -243,7 +243,7 @@ export function listPhoneNumbers(db: Db, accountId: string, filters: { status?: 
 /** The account's oldest active number (the call simulator's account side), if any. */
 export async function firstActiveNumber(db: Db, accountId: string): Promise<PhoneNumberRow | undefined> {
   // Every test call and click-to-call without a caller ID reads it: a hot path (db/statements.ts).
-  const [row] = await selectRows(db, phoneNumbers, sql`where account_id = ${accountId} and status = 'active' order by created_at, id limit 1`)
+  const [row] = await selectRowsText(db, phoneNumbers, "where account_id = $1 and status = 'active' order by created_at, id limit 1", [accountId])
   return row
 }
 
