@@ -48,6 +48,12 @@ export const ID_PREFIX = {
   audioClip: 'clip',
   voicemailGreeting: 'vmg',
   pushSubscription: 'psub',
+  emergencyAddress: 'ea',
+  hardwareOrder: 'hwo',
+  hardwareOrderItem: 'hwi',
+  fax: 'fax',
+  portOrder: 'po',
+  portOrderEvent: 'poev',
 } as const
 
 export type IdKind = keyof typeof ID_PREFIX
@@ -113,10 +119,11 @@ export function monotonicUlids(): (now?: number) => string {
   }
 }
 
-const nextUlid = monotonicUlids()
+/** The process's ULIDs: the random part of every id, and of names that are not ids (storage keys). */
+export const newUlid = monotonicUlids()
 
 export function newId(kind: IdKind): string {
-  return `${ID_PREFIX[kind]}_${nextUlid()}`
+  return `${ID_PREFIX[kind]}_${newUlid()}`
 }
 
 export function idKind(id: string): IdKind | undefined {

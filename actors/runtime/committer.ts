@@ -20,7 +20,7 @@
  */
 import type { Clock } from '../../src/clock'
 import type { Db } from '../../src/db/client'
-import { pgArray, statement } from '../../src/db/statements'
+import { pgArray, settleInOrder, statement } from '../../src/db/statements'
 import { insertEvents, type NewEvent, prepareEvents, type StoredEvent } from '../../src/events/outbox'
 import { MESSAGE_NAME_PREFIX, scheduleTimers, type TimerRow, timerKey } from '../../src/scheduler/durable-timers'
 
@@ -270,8 +270,7 @@ export class Committer {
       })(),
     )
     // Every statement settled before the transaction ends, failed or not: none may run after its rollback.
-    const settled = await Promise.allSettled(sent)
-    for (const r of settled) if (r.status === 'rejected') throw r.reason
+    await settleInOrder(sent)
 
     const storedById = new Map((await stored).map((e) => [e.id, e]))
     // A replaced row keeps its id; its token and due time are the new ones.

@@ -5,6 +5,7 @@
  */
 import { ApiError } from '../../src/errors'
 import type { Db } from '../../src/db/client'
+import { settleInOrder } from '../../src/db/statements'
 import { appendedEvents } from '../../src/events/outbox'
 import { recordAudit } from '../../src/services/platform/audit'
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, requestHash } from '../../src/services/platform/idempotency'
@@ -59,17 +60,6 @@ function canonicalJson(value: unknown): string {
         )
       : v,
   )
-}
-
-/**
- * Waits for statements sent together on one transaction and throws the error of the
- * first to fail in the order they were sent: the later ones only found the transaction
- * aborted (`current transaction is aborted`), and their rejections may well settle
- * first (fewer promise layers between the driver and here).
- */
-async function firstFailureInOrder(statements: Promise<unknown>[]): Promise<void> {
-  const failed = (await Promise.allSettled(statements)).find((r) => r.status === 'rejected')
-  if (failed) throw failed.reason
 }
 
 /** Errors whose failed attempt mutate() has already written to the audit log. */
@@ -127,7 +117,7 @@ export function createMutator(deps: GatewayDeps) {
         const status = result.status ?? 200
         const body = JSON.stringify(result.body)
         // One round trip: the work's writes still on their way, the audit record and the replayable answer.
-        const last = firstFailureInOrder([
+        const last = settleInOrder([
           ...sent,
           audit(tx, f, 'success', status, result.resource, result.accountId !== undefined ? result.accountId : f.accountId),
           key !== undefined ? completeIdempotencyKey(tx, scope, key, status, body) : Promise.resolve(),

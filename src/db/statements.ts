@@ -130,3 +130,15 @@ export function tableStatement<T extends PgTable>(table: T, text: (columns: stri
     },
   }
 }
+
+/**
+ * Waits for statements sent together on one transaction (pipelined: none waits for
+ * another's answer), every one of them, and throws the error of the first to fail in
+ * the order they were sent: the later ones only found the transaction aborted
+ * (`current transaction is aborted`), and their rejections may well settle first.
+ * Nothing is left running on a transaction about to be rolled back.
+ */
+export async function settleInOrder(statements: Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(statements)).find((r) => r.status === 'rejected')
+  if (failed) throw failed.reason
+}

@@ -5,8 +5,8 @@
  * network a softphone presented it from, so that an emergency call from that network
  * carries it (emergency-info.ts).
  */
+import { newId } from '../../ids'
 import { and, eq, ne } from 'drizzle-orm'
-import { monotonicFactory } from 'ulid'
 import type { Db } from '../../db/client'
 import { emergencyAddresses } from '../../db/schema'
 import { notFound, ValidationError } from '../../errors'
@@ -17,8 +17,7 @@ import { checkE911Address } from './e911-address'
 
 export type EmergencyAddressRow = typeof emergencyAddresses.$inferSelect
 
-const ulid = monotonicFactory()
-const newEmergencyAddressId = () => `ea_${ulid().toLowerCase()}`
+const newEmergencyAddressId = () => newId('emergencyAddress')
 
 export function emergencyAddressView(row: EmergencyAddressRow) {
   const a = row.address

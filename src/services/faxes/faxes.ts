@@ -7,7 +7,6 @@
  * actor's machine (machines/fax.ts, actors/faxes/).
  */
 import { and, asc, eq, gt, isNull, or, type SQL } from 'drizzle-orm'
-import { monotonicFactory } from 'ulid'
 import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
 import { accounts, type FaxRendering, faxes, files } from '../../db/schema'
@@ -28,8 +27,7 @@ export type FaxStatusName = FaxRow['status']
 export type FaxDirection = FaxRow['direction']
 type Mode = 'test' | 'live'
 
-const ulid = monotonicFactory()
-export const newFaxId = () => `fax_${ulid().toLowerCase()}`
+export const newFaxId = () => newId('fax')
 const FINAL: FaxStatusName[] = ['delivered', 'failed', 'received']
 export const isFinalFax = (s: FaxStatusName) => FINAL.includes(s)
 

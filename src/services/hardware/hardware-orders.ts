@@ -6,9 +6,9 @@
  * becomes a device of the account (accessories never do). The lifecycle itself is
  * the actor's machine (machines/hardware-order.ts, actors/hardware-orders/).
  */
+import { newId } from '../../ids'
 import { createHash } from 'node:crypto'
 import { and, eq, inArray } from 'drizzle-orm'
-import { monotonicFactory } from 'ulid'
 import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
 import { devices, type HardwareOrderItemRow, hardwareOrders, locations } from '../../db/schema'
@@ -35,9 +35,8 @@ export const MAX_QUANTITY = 50
 export const MAX_UNITS = 100
 export const MAX_LINES = 20
 
-const ulid = monotonicFactory()
-export const newHardwareOrderId = () => `hwo_${ulid().toLowerCase()}`
-const newItemId = () => `hwi_${ulid().toLowerCase()}`
+export const newHardwareOrderId = () => newId('hardwareOrder')
+const newItemId = () => newId('hardwareOrderItem')
 
 /** The reviewer of a mode: the sandbox reviewer for sandbox accounts; live mode has none in this deployment. */
 export function reviewerFor(mode: Mode): HardwareReviewer {

@@ -5,11 +5,11 @@
  * activation. The lifecycle itself is the actor's machine (machines/port-order.ts,
  * actors/port-orders/); the gateway asks it whether an action is allowed.
  */
+import { newId, newUlid } from '../../ids'
 import { checkNumberCap as checkNumberCapOf, PORT_ORDERS_RESERVING } from '../numbers/number-cap'
 import { numberSpaceOf } from '../numbers/number-space'
 import { createHash } from 'node:crypto'
 import { and, eq, inArray, ne, sql } from 'drizzle-orm'
-import { monotonicFactory } from 'ulid'
 import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
 import { accounts, type PortOrderDetailsRow, phoneNumbers, portOrderDocuments, portOrderEvents, portOrders } from '../../db/schema'
@@ -34,9 +34,8 @@ type Mode = 'test' | 'live'
 export const IN_FLIGHT: PortOrderStatusName[] = [...PORT_ORDERS_RESERVING]
 const TERMINAL: PortOrderStatusName[] = ['complete', 'cancelled']
 
-const ulid = monotonicFactory()
-export const newPortOrderId = () => `po_${ulid().toLowerCase()}`
-const newEventId = () => `poev_${ulid().toLowerCase()}`
+export const newPortOrderId = () => newId('portOrder')
+const newEventId = () => newId('portOrderEvent')
 
 /** The carrier of a mode: the sandbox carrier for sandbox accounts; live mode has none in this deployment. */
 export function carrierFor(mode: Mode): PortingCarrier {
@@ -280,7 +279,7 @@ export async function activatePortedNumbers(tx: Db, clock: Clock, o: { orderId: 
     .insert(phoneNumbers)
     .values(
       [...o.numbers].sort().map((number) => ({
-        id: `pn_${ulid().toLowerCase()}`,
+        id: newId('phoneNumber'),
         accountId: order.accountId,
         mode: order.mode,
         number,
@@ -344,7 +343,7 @@ export async function putPortOrderDocument(
     .from(portOrderDocuments)
     .where(and(eq(portOrderDocuments.orderId, order.id), eq(portOrderDocuments.kind, kind)))
     .for('update')
-  const storageKey = `port-orders/${order.accountId}/${order.id}/${kind}_${ulid().toLowerCase()}.pdf`
+  const storageKey = `port-orders/${order.accountId}/${order.id}/${kind}_${newUlid()}.pdf`
   const values = {
     orderId: order.id,
     kind,
