@@ -145,13 +145,23 @@ export interface OpenOptions {
 }
 
 /**
+ * Every connection runs without JIT compilation. Our statements are short OLTP ones,
+ * but a few (the provisioning read, with a dozen subplans) carry planner costs above
+ * `jit_above_cost` while the tables have no statistics yet, and a server built with
+ * LLVM (Debian's PostgreSQL 15) then compiled them on every run: 70–400 ms each,
+ * which took `npm run bench -- provisioning` on the PostgreSQL server from about
+ * 1,300 to 260 fetches/s with 20–30 s latencies. The embedded server has no JIT.
+ */
+const NO_JIT = { jit: 'off' }
+
+/**
  * The database: DATABASE_URL's server; else, on DATA_DIR, the embedded PostgreSQL
  * server (src/db/embedded-postgres); PGlite in memory for `memory://` (tests), for a
  * folder PGlite made (an earlier release's data stays where it is), when asked
  * (EMBEDDED_DATABASE=pglite), or where no PostgreSQL binaries exist for the platform.
  */
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  const pool = { max: opts.poolSize ?? DEFAULT_DATABASE_POOL_SIZE, onnotice: () => {}, connect_timeout: 10 }
+  const pool = { max: opts.poolSize ?? DEFAULT_DATABASE_POOL_SIZE, onnotice: () => {}, connect_timeout: 10, connection: NO_JIT }
   if (opts.databaseUrl) {
     const url = opts.databaseUrl
     return postgresDatabase((extra = {}) => postgres(url, { ...pool, ...extra }))

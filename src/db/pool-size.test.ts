@@ -50,3 +50,29 @@ test('warm opens every connection of the pool of the embedded PostgreSQL server'
     await folder.dispose()
   }
 }, 60_000)
+
+// Without `jit: off` a server built with LLVM compiles statements whose estimated cost passes jit_above_cost, on every run.
+describe.skipIf(!postgres)('connections to a PostgreSQL server', () => {
+  test('run without JIT compilation, whatever the server is configured with', async () => {
+    const database = await openDatabase({ databaseUrl: postgres!, dataDir: 'memory://', poolSize: 2 })
+    try {
+      const settings = await Promise.all(
+        [0, 1].map(() => database.db.transaction(async (tx) => (await queryRows<{ jit: string }>(tx, sql`show jit`))[0]!.jit)),
+      )
+      expect(settings).toEqual(['off', 'off'])
+    } finally {
+      await database.close()
+    }
+  }, 30_000)
+})
+
+test('connections to the embedded PostgreSQL server run without JIT compilation', async () => {
+  const folder = freshDataDir('pool-jit')
+  const database = await openDatabase({ dataDir: folder.dataDir, poolSize: 2 })
+  try {
+    expect((await queryRows<{ jit: string }>(database.db, sql`show jit`))[0]!.jit).toBe('off')
+  } finally {
+    await database.close()
+    await folder.dispose()
+  }
+}, 60_000)
