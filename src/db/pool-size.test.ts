@@ -56,9 +56,7 @@ describe.skipIf(!postgres)('connections to a PostgreSQL server', () => {
   test('run without JIT compilation, whatever the server is configured with', async () => {
     const database = await openDatabase({ databaseUrl: postgres!, dataDir: 'memory://', poolSize: 2 })
     try {
-      const settings = await Promise.all(
-        [0, 1].map(() => database.db.transaction(async (tx) => (await queryRows<{ jit: string }>(tx, sql`show jit`))[0]!.jit)),
-      )
+      const settings = await Promise.all([0, 1].map(() => database.db.transaction(async (tx) => (await queryRows<{ jit: string }>(tx, sql`show jit`))[0]!.jit)))
       expect(settings).toEqual(['off', 'off'])
     } finally {
       await database.close()

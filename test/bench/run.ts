@@ -17,8 +17,9 @@
  *   routing    route() decisions/s on one core (1,000 extensions, 100 ring groups, 50
  *              queues, nested dial plans) and queue dispatch p99; in process, no service
  *   provisioning  configuration fetches/s (401 challenge + Digest GET) for 10,000 Yealink
- *              desk phones against a freshly restarted service (cold cache), on the
- *              embedded default and on PostgreSQL; scenarios/provisioning.ts
+ *              desk phones against a freshly restarted service (cold cache; warmed up on
+ *              2,000 other phones first), on the embedded default and on PostgreSQL;
+ *              scenarios/provisioning.ts
  *   sip        sipp over loopback UDP: REGISTERs/s with digest and calls/s through the
  *              B2BUA, rates ramped until the service falls behind, and relayed RTP's loss
  *              and jitter; sip.ts

@@ -9,7 +9,12 @@
  *      POST /v1/deskphones (half with one line, half with two), BENCH_SETUP_CONCURRENCY
  *      requests in flight; each device's provisioning_credentials are kept;
  *   2. the service is stopped and started again on the same data: a fresh process, so
- *      nothing about the devices is cached in it;
+ *      nothing about the devices is cached in it; BENCH_WARMUP_DEVICES more phones,
+ *      made in the setup too, then fetch their files at the same rate and their device
+ *      actors finish, before anything is measured: the measured devices' data stays cold
+ *      while the process's code is warm (a service that has just started spends about a
+ *      quarter of its CPU compiling its JavaScript, which a running one does not; the
+ *      calls bench warms up for the same reason);
  *   3. a load process (test/bench/lib/provisioning-load.ts) fetches each device's
  *      `<mac>.cfg` once, as the phone does (GET without credentials → 401 Digest
  *      challenge → GET with the answer → 200 with the file): by default the phones
@@ -29,6 +34,7 @@
  *
  * Environment (besides run.ts's DATABASE_URL, BENCH_SERVICE_ENV, BENCH_PROFILE, BENCH_KEEP_DATA):
  *   BENCH_DEVICES            desk phones created and fetched (default 10000)
+ *   BENCH_WARMUP_DEVICES     more desk phones fetched before measuring (default 2000; 0: a cold process)
  *   BENCH_FETCH_RATE         exchanges started per second, open loop (default 2100: the goal and 5 %, so
  *                            that the tail of the last exchanges leaves the measured rate above the goal
  *                            when the service keeps up); 0 for the closed loop
@@ -64,6 +70,8 @@ const DRAIN_LIMIT_MS = 60_000
 
 interface Settings {
   devices: number
+  /** Fetched first, not measured: they warm the process up, not the measured devices' data. */
+  warmupDevices: number
   /** Exchanges started per second (open loop), or 0 for the closed loop. */
   fetchRate: number
   fetchConcurrency: number
@@ -179,7 +187,7 @@ async function createDevices(service: Server, key: string, account: string, s: S
   let lines = 0
   let next = 0
   const worker = async () => {
-    while (next < s.devices) {
+    while (next < s.devices + s.warmupDevices) {
       const i = next++
       const lineCount = 1 + (i % 2)
       const r = await call<{ id: string; provisioning_credentials?: { username: string; password: string } }>(service.baseUrl, 'POST', '/v1/deskphones', {
@@ -201,7 +209,10 @@ async function createDevices(service: Server, key: string, account: string, s: S
     }
   }
   await Promise.all(Array.from({ length: s.setupConcurrency }, worker))
-  return { devices, lines }
+  // The measured devices are the first s.devices made (by index), whatever order the requests ended in.
+  const index = (mac: string) => Number.parseInt(mac.slice(6), 16)
+  devices.sort((a, b) => index(a[0]) - index(b[0]))
+  return { devices: devices.slice(0, s.devices), warmup: devices.slice(s.devices), lines }
 }
 
 /** Devices of the account still pending_sync, walking the device list a page at a time. */
@@ -263,6 +274,7 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Pro
     })
   let service: Server | undefined
   const devicesFile = join(ctx.logDir, `provisioning-devices-${backend}.json`)
+  const warmupFile = join(ctx.logDir, `provisioning-warmup-${backend}.json`)
   try {
     // ---- 1. setup ----
     service = await start('setup', false)
@@ -277,14 +289,17 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Pro
       await call(service.baseUrl, 'POST', '/v1/accounts', { token: key, body: { ...sampleAccount(), name: 'Bench Provisioning' } }),
     )
     const basePath = new URL(account.provisioning_base_url).pathname.replace(/\/?$/, '/')
-    console.log(`[${backend}] creating ${num(s.devices)} Yealink T54W desk phones (1–2 lines each), ${s.setupConcurrency} requests in flight ...`)
+    console.log(
+      `[${backend}] creating ${num(s.devices)}${s.warmupDevices ? ` (and ${num(s.warmupDevices)} for the warm-up)` : ''} Yealink T54W desk phones (1–2 lines each), ${s.setupConcurrency} requests in flight ...`,
+    )
     const setupStart = performance.now()
-    const { devices, lines } = await createDevices(service, key, account.id, s)
+    const { devices, warmup, lines } = await createDevices(service, key, account.id, s)
     const setupS = (performance.now() - setupStart) / 1000
     console.log(
-      `[${backend}] setup: ${num(devices.length)} devices with ${num(lines)} lines in ${num(setupS, 1)} s (${num(devices.length / setupS)} devices/s)`,
+      `[${backend}] setup: ${num(devices.length + warmup.length)} devices with ${num(lines)} lines in ${num(setupS, 1)} s (${num((devices.length + warmup.length) / setupS)} devices/s)`,
     )
     writeFileSync(devicesFile, JSON.stringify(devices))
+    writeFileSync(warmupFile, JSON.stringify(warmup))
 
     // ---- 2. a fresh process: nothing cached ----
     await service.stop()
@@ -293,35 +308,51 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Pro
     service = await start('measured', true)
     const restartS = (performance.now() - restartStart) / 1000
 
+    const runLoad = async (file: string, out: string) => {
+      const r = await runCaptured(
+        'provisioning-load',
+        [
+          process.execPath,
+          join(ROOT, 'test/bench/lib/provisioning-load.ts'),
+          JSON.stringify({
+            baseUrl: service!.baseUrl,
+            basePath,
+            devicesFile: file,
+            rate: s.fetchRate,
+            concurrency: s.fetchConcurrency,
+            deadlineMs: FETCH_LIMIT_MS,
+            out,
+          }),
+        ],
+        { cwd: ROOT, env: process.env, timeoutMs: FETCH_LIMIT_MS + 45_000 },
+      )
+      if (r.code !== 0) throw new Error(`the load process failed (exit ${r.code}):\n${(r.stderr || r.stdout).trim().slice(-2000)}`)
+      const load = JSON.parse(readFileSync(out, 'utf8')) as LoadOut
+      rmSync(out, { force: true })
+      if (load.served.length === 0) throw new Error(`no fetch succeeded: ${load.firstError ?? JSON.stringify(load.statuses)}`)
+      return load
+    }
+
+    // ---- 2b. the warm-up: other phones fetch and their actors finish; only the measured devices stay pending ----
+    if (warmup.length > 0) {
+      console.log(`[${backend}] warming up: ${num(warmup.length)} other devices fetch their files, ${loadShape(s)} ...`)
+      const warm = await runLoad(warmupFile, join(ctx.logDir, `provisioning-warmup-load-${backend}.json`))
+      if (warm.failed > 0) throw new Error(`the warm-up's fetches failed: ${warm.firstError}`)
+      const warmStart = performance.now()
+      while ((await countPendingSync(service, key, account.id)) > devices.length) {
+        if (performance.now() - warmStart > DRAIN_LIMIT_MS) throw new Error('the warm-up devices were not all synced in time')
+        await Bun.sleep(250)
+      }
+    }
+
     // ---- 3. the fetches ----
     console.log(`[${backend}] measuring: each device fetches its <mac>.cfg once (401 challenge, then Digest), ${loadShape(s)} ...`)
     const pid = service.child.proc.pid
     const cpu0 = cpuSeconds(pid)
     const dbCpu0 = store.kind === 'embedded' ? descendantsCpuSeconds(pid) : undefined
-    const out = join(ctx.logDir, `provisioning-load-${backend}.json`)
-    const r = await runCaptured(
-      'provisioning-load',
-      [
-        process.execPath,
-        join(ROOT, 'test/bench/lib/provisioning-load.ts'),
-        JSON.stringify({
-          baseUrl: service.baseUrl,
-          basePath,
-          devicesFile,
-          rate: s.fetchRate,
-          concurrency: s.fetchConcurrency,
-          deadlineMs: FETCH_LIMIT_MS,
-          out,
-        }),
-      ],
-      { cwd: ROOT, env: process.env, timeoutMs: FETCH_LIMIT_MS + 45_000 },
-    )
+    const load = await runLoad(devicesFile, join(ctx.logDir, `provisioning-load-${backend}.json`))
     const cpu1 = cpuSeconds(pid)
     const dbCpu1 = store.kind === 'embedded' ? descendantsCpuSeconds(pid) : undefined
-    if (r.code !== 0) throw new Error(`the load process failed (exit ${r.code}):\n${(r.stderr || r.stdout).trim().slice(-2000)}`)
-    const load = JSON.parse(readFileSync(out, 'utf8')) as LoadOut
-    rmSync(out, { force: true })
-    if (load.served.length === 0) throw new Error(`no fetch succeeded: ${load.firstError ?? JSON.stringify(load.statuses)}`)
     const seconds = (load.endedAt - load.startedAt) / 1000
 
     // ---- 4. the device actors' work: a sample over the API, then every device in the database ----
@@ -387,6 +418,7 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Pro
   } finally {
     await service?.stop()
     rmSync(devicesFile, { force: true })
+    rmSync(warmupFile, { force: true })
     await cleanup()
   }
 }
@@ -396,7 +428,8 @@ function verdict(o: Outcome, s: Settings): string[] {
   if ((o.fetchesPerSec ?? 0) < GOAL.minFetchesPerSec) why.push(`${num(o.fetchesPerSec)} fetches/s < ${num(GOAL.minFetchesPerSec)}`)
   if (!((o.exchange?.p99 ?? NaN) < GOAL.maxP99Ms)) why.push(`exchange p99 ${num(o.exchange?.p99, 1)} ms ≥ ${GOAL.maxP99Ms} ms`)
   if (o.fetched !== s.devices) why.push(`${num(s.devices - (o.fetched ?? 0))} devices got no file`)
-  if (o.provisionedEvents !== s.devices) why.push(`${num(o.provisionedEvents)} device.provisioned events for ${num(s.devices)} devices`)
+  const all = s.devices + s.warmupDevices
+  if (o.provisionedEvents !== all) why.push(`${num(o.provisionedEvents)} device.provisioned events for ${num(all)} devices`)
   return why
 }
 
@@ -407,10 +440,11 @@ function print(outcomes: Outcome[], s: Settings) {
   const lines: string[] = []
   for (const o of outcomes) {
     if (o.skipped || o.failed) continue
-    console.log(`\n=== provisioning: ${LABEL[o.backend]}, ${num(s.devices)} devices, cold cache, ${loadShape(s)} ===`)
+    const warm = s.warmupDevices ? `, after a warm-up of ${num(s.warmupDevices)} other devices` : ', a process just started'
+    console.log(`\n=== provisioning: ${LABEL[o.backend]}, ${num(s.devices)} devices, cold cache${warm}, ${loadShape(s)} ===`)
     console.log(`  store       ${o.where}`)
     console.log(
-      `  setup       ${num(s.devices)} desk phones, ${num(o.lines)} lines through POST /v1/deskphones in ${num(o.setupS, 1)} s (${num(s.devices / (o.setupS ?? NaN))}/s); restart to a fresh process ${num(o.restartS, 1)} s`,
+      `  setup       ${num(s.devices + s.warmupDevices)} desk phones (${num(s.warmupDevices)} for the warm-up), ${num(o.lines)} lines through POST /v1/deskphones in ${num(o.setupS, 1)} s (${num((s.devices + s.warmupDevices) / (o.setupS ?? NaN))}/s); restart to a fresh process ${num(o.restartS, 1)} s`,
     )
     console.log(`  fetches     ${num(o.fetched)} in ${num(o.seconds, 2)} s = ${num(o.fetchesPerSec)} fetches/s (each a 401 challenge and an authenticated 200)`)
     console.log(`  latency     401 challenge     p50 ${num(o.challenge?.p50, 1)} ms, p99 ${num(o.challenge?.p99, 1)} ms, max ${num(o.challenge?.max, 0)} ms`)
@@ -429,11 +463,11 @@ function print(outcomes: Outcome[], s: Settings) {
       console.log(`              the load process (the phones' side, on the same cores): ${num(o.loadCpuUsPerFetch)} µs per fetch`)
     if (o.drainS !== undefined && o.seconds !== undefined && Number.isFinite(o.drainS)) {
       console.log(
-        `  end to end  ${num(o.provisionedEvents)} devices synced within ${num(o.seconds + o.drainS, 1)} s of the first fetch = ${num((o.provisionedEvents ?? 0) / (o.seconds + o.drainS))} devices provisioned/s`,
+        `  end to end  ${num(s.devices)} devices synced within ${num(o.seconds + o.drainS, 1)} s of the first fetch = ${num(s.devices / (o.seconds + o.drainS))} devices provisioned/s`,
       )
     }
     console.log(
-      `  provisioned ${num(o.provisionedEvents)} device.provisioned events, ${num(o.provisionedRows)} 'provisioned' history rows over ${num(o.devicesWithOneProvisioned)} devices, ${num(o.synced)} devices synced; every device synced ${Number.isNaN(o.drainS) ? `NOT within ${DRAIN_LIMIT_MS / 1000} s of the last fetch` : `${num(o.drainS, 2)} s after the last fetch`}`,
+      `  provisioned ${s.warmupDevices ? `(the warm-up's ${num(s.warmupDevices)} devices included) ` : ''}${num(o.provisionedEvents)} device.provisioned events, ${num(o.provisionedRows)} 'provisioned' history rows over ${num(o.devicesWithOneProvisioned)} devices, ${num(o.synced)} devices synced; every device synced ${Number.isNaN(o.drainS) ? `NOT within ${DRAIN_LIMIT_MS / 1000} s of the last fetch` : `${num(o.drainS, 2)} s after the last fetch`}`,
     )
   }
   console.log(
@@ -447,7 +481,7 @@ function print(outcomes: Outcome[], s: Settings) {
       const why = verdict(o, s)
       const headline = o.backend === 'embedded' ? '' : ' (not the goal’s backend)'
       lines.push(
-        `  ${label} ${num(o.fetchesPerSec)} fetches/s, exchange p99 ${num(o.exchange?.p99, 1)} ms (authenticated GET p99 ${num(o.auth?.p99, 1)} ms), ${num(o.provisionedEvents)}/${num(s.devices)} provisioned: ${why.length ? 'MISS' : 'PASS'}${why.length ? ` (${why.join('; ')})` : ''}${headline}`,
+        `  ${label} ${num(o.fetchesPerSec)} fetches/s, exchange p99 ${num(o.exchange?.p99, 1)} ms (authenticated GET p99 ${num(o.auth?.p99, 1)} ms), ${num(o.provisionedEvents)}/${num(s.devices + s.warmupDevices)} provisioned: ${why.length ? 'MISS' : 'PASS'}${why.length ? ` (${why.join('; ')})` : ''}${headline}`,
       )
     }
   }
@@ -457,6 +491,7 @@ function print(outcomes: Outcome[], s: Settings) {
 export async function run(ctx: BenchContext): Promise<void> {
   const s: Settings = {
     devices: intEnv('BENCH_DEVICES', 10_000),
+    warmupDevices: intEnv('BENCH_WARMUP_DEVICES', 2_000, 0),
     fetchRate: intEnv('BENCH_FETCH_RATE', Math.round(GOAL.minFetchesPerSec * 1.05), 0),
     fetchConcurrency: intEnv('BENCH_FETCH_CONCURRENCY', 64),
     setupConcurrency: intEnv('BENCH_SETUP_CONCURRENCY', 32),
