@@ -29,6 +29,8 @@ interface Pending {
 interface Connection {
   socket: Socket<Connection>
   buffer: Buffer
+  /** What the socket did not take yet (written on drain). */
+  unsent?: Buffer
   pending?: Pending
   closed: boolean
 }
@@ -58,7 +60,7 @@ export class KeepAliveHttp {
       }, this.timeoutMs)
       c.pending = { resolve, reject, timer }
     })
-    c.socket.write(`${head}\r\n`)
+    this.send(c, Buffer.from(`${head}\r\n`))
     try {
       return await response
     } finally {
@@ -72,6 +74,17 @@ export class KeepAliveHttp {
     this.idle.length = 0
   }
 
+  private send(c: Connection, bytes: Buffer) {
+    const written = c.socket.write(bytes)
+    if (written < bytes.length) c.unsent = c.unsent ? Buffer.concat([c.unsent, bytes.subarray(written)]) : bytes.subarray(written)
+  }
+
+  private drained(c: Connection) {
+    const rest = c.unsent
+    c.unsent = undefined
+    if (rest) this.send(c, rest)
+  }
+
   private async open(): Promise<Connection> {
     const connection = { buffer: Buffer.alloc(0), closed: false } as Connection
     connection.socket = await Bun.connect<Connection>({
@@ -80,6 +93,7 @@ export class KeepAliveHttp {
       data: connection,
       socket: {
         data: (socket, chunk) => this.received(socket.data, chunk),
+        drain: (socket) => this.drained(socket.data),
         close: (socket) => this.lost(socket.data, new Error('connection closed')),
         error: (socket, error) => this.lost(socket.data, error),
       },
