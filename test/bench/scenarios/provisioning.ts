@@ -27,8 +27,9 @@
  *      device's status, over the API), the service is stopped and its database read:
  *      devices synced, `provisioned` history rows and device.provisioned events.
  * Reported: fetches/s (whole exchanges), p50/p99/max of the 401, of the authenticated
- * request and of the exchange, errors, the CPU per fetch of the service and (embedded)
- * of its PostgreSQL server, setup time, and the goal: at
+ * request and of the exchange, errors, the CPU per fetch of the service and of its
+ * database (embedded: the server's processes; a PostgreSQL server on this machine: the
+ * backends of the scratch database, from /proc), setup time, and the goal: at
  * least 2,000 fetches/s on the embedded default with p99 under 50 ms (of the exchange),
  * every device provisioned once. A miss is reported, never an error exit.
  *
@@ -52,7 +53,7 @@ import { freshDataDir } from '../../support/data-dir'
 import { scratchPostgres } from '../../support/scratch-postgres'
 import { cpuSeconds } from '../lib/cpu'
 import { descendantsCpuSeconds } from '../lib/process-tree'
-import { redact } from '../lib/postgres'
+import { databaseBackendsCpu, redact } from '../lib/postgres'
 import { onCleanup, runCaptured } from '../lib/processes'
 import { call, ROOT, sampleAccount, type Server, startServer } from '../lib/service'
 import type { BenchContext } from '../run'
@@ -273,6 +274,7 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Pro
       env,
     })
   let service: Server | undefined
+  let closeBackends: (() => Promise<void>) | undefined
   const devicesFile = join(ctx.logDir, `provisioning-devices-${backend}.json`)
   const warmupFile = join(ctx.logDir, `provisioning-warmup-${backend}.json`)
   try {
@@ -348,12 +350,23 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Pro
     // ---- 3. the fetches ----
     console.log(`[${backend}] measuring: each device fetches its <mac>.cfg once (401 challenge, then Digest), ${loadShape(s)} ...`)
     const pid = service.child.proc.pid
+    // The database's CPU: the embedded server's processes (children of the service), or the server's backends for the scratch database.
+    const backends = store.kind === 'postgres' ? databaseBackendsCpu(store.url) : undefined
+    closeBackends = backends?.close
+    const dbMark = async () => (backends ? await backends.sample() : descendantsCpuSeconds(pid))
+    const dbBetween = (a: Awaited<ReturnType<typeof dbMark>>, b: Awaited<ReturnType<typeof dbMark>>) =>
+      backends
+        ? backends.since(a as Map<number, number>, b as Map<number, number>)
+        : a !== undefined && b !== undefined
+          ? (b as number) - (a as number)
+          : undefined
     const cpu0 = cpuSeconds(pid)
-    const dbCpu0 = store.kind === 'embedded' ? descendantsCpuSeconds(pid) : undefined
+    const dbCpu0 = await dbMark()
     const load = await runLoad(devicesFile, join(ctx.logDir, `provisioning-load-${backend}.json`))
     const cpu1 = cpuSeconds(pid)
-    const dbCpu1 = store.kind === 'embedded' ? descendantsCpuSeconds(pid) : undefined
+    const dbCpu1 = await dbMark()
     const seconds = (load.endedAt - load.startedAt) / 1000
+    const perFetch = (cpuS: number | undefined) => (cpuS !== undefined ? (cpuS * 1e6) / load.served.length : undefined)
 
     // ---- 4. the device actors' work: a sample over the API, then every device in the database ----
     const drainStart = performance.now()
@@ -380,7 +393,9 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Pro
     }
     const drainS = stillPending === 0 ? (performance.now() - drainStart) / 1000 : NaN
     const cpu2 = cpuSeconds(pid)
-    const dbCpu2 = store.kind === 'embedded' ? descendantsCpuSeconds(pid) : undefined
+    const dbCpu2 = await dbMark()
+    await backends?.close()
+    closeBackends = undefined
     await service.stop()
     service = undefined
     const counts = await withDatabase(store, async (q) => {
@@ -408,14 +423,15 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Pro
       exchange: latencyOf(load.exchangeMs),
       bySecond: latencyBySecond(load.startMs, load.exchangeMs),
       serviceCpuUsPerFetch: cpu0 !== undefined && cpu1 !== undefined ? ((cpu1 - cpu0) * 1e6) / load.served.length : undefined,
-      databaseCpuUsPerFetch: dbCpu0 !== undefined && dbCpu1 !== undefined ? ((dbCpu1 - dbCpu0) * 1e6) / load.served.length : undefined,
+      databaseCpuUsPerFetch: perFetch(dbBetween(dbCpu0, dbCpu1)),
       loadCpuUsPerFetch: load.cpuUs !== undefined && load.served.length > 0 ? load.cpuUs / load.served.length : undefined,
       drainS,
       serviceCpuUsToSynced: cpu0 !== undefined && cpu2 !== undefined ? ((cpu2 - cpu0) * 1e6) / load.served.length : undefined,
-      databaseCpuUsToSynced: dbCpu0 !== undefined && dbCpu2 !== undefined ? ((dbCpu2 - dbCpu0) * 1e6) / load.served.length : undefined,
+      databaseCpuUsToSynced: perFetch(dbBetween(dbCpu0, dbCpu2)),
       ...counts,
     }
   } finally {
+    await closeBackends?.()
     await service?.stop()
     rmSync(devicesFile, { force: true })
     rmSync(warmupFile, { force: true })
@@ -452,7 +468,12 @@ function print(outcomes: Outcome[], s: Settings) {
     console.log(`              whole exchange    p50 ${num(o.exchange?.p50, 1)} ms, p99 ${num(o.exchange?.p99, 1)} ms, max ${num(o.exchange?.max, 0)} ms`)
     if (o.bySecond?.length) console.log(`              exchange p99 by the second it was due in: ${o.bySecond.map((l) => num(l.p99, 0)).join(', ')} ms`)
     console.log(`  errors      ${num(o.errors)}${o.errors ? ` ${JSON.stringify(o.statuses)}; first: ${o.firstError}` : ''}`)
-    const database = (us: number | undefined) => (us !== undefined ? `, its PostgreSQL server ${num(us)} µs more` : '')
+    const database = (us: number | undefined) =>
+      us === undefined
+        ? ''
+        : o.backend === 'embedded'
+          ? `, its PostgreSQL server ${num(us)} µs more`
+          : `, the server's backends for its database ${num(us)} µs more`
     console.log(
       `  CPU         while the load ran: the service ${num(o.serviceCpuUsPerFetch)} µs per fetch${database(o.databaseCpuUsPerFetch)}; until every device was synced: ${num(o.serviceCpuUsToSynced)} µs${database(o.databaseCpuUsToSynced)}`,
     )
