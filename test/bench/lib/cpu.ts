@@ -15,3 +15,21 @@ export function cpuSeconds(pid: number): number | undefined {
     return undefined
   }
 }
+
+/** Samples CPU seconds by process, for processes that may come and go between samples (a server's backends). */
+export interface CpuMeter {
+  sample(): Promise<Map<number, number>>
+  close(): Promise<void>
+}
+
+/**
+ * CPU used between two samples: a process that started in between counts whole; one
+ * that ended in between is lost (pooled connections and servers do not end mid-run).
+ * Undefined when the later sample saw no process.
+ */
+export function cpuUsedBetween(earlier: Map<number, number>, later: Map<number, number>): number | undefined {
+  if (later.size === 0) return undefined
+  let total = 0
+  for (const [pid, seconds] of later) total += seconds - (earlier.get(pid) ?? 0)
+  return total
+}

@@ -1,6 +1,6 @@
 /** Finds the PostgreSQL server a bench runs against. */
 import postgres from 'postgres'
-import { cpuSeconds } from './cpu'
+import { type CpuMeter, cpuSeconds } from './cpu'
 
 export const DEFAULT_DATABASE_URL = 'postgres://root@127.0.0.1:5432/test'
 
@@ -21,30 +21,24 @@ export async function reachablePostgres(): Promise<{ url: string } | { url: stri
 }
 
 /**
- * The CPU the server's backends for one database have used, when the server runs on
- * this machine (/proc): what a service's own connections cost the server, without
- * its background processes (WAL writer, checkpointer, autovacuum) or other
- * databases' sessions. `sample()` reads every backend of `url`'s database but the
- * sampler's own; `since(earlier)` is the CPU used between two samples (a backend
- * that started in between counts whole; one that ended in between is lost, which
- * pooled connections do not do).
+ * The CPU of the server's backends for one database, when the server runs on this
+ * machine (/proc): what a service's own connections cost the server, without its
+ * background processes (WAL writer, checkpointer, autovacuum) or other databases'
+ * sessions. A sample is CPU seconds by backend (every backend of `url`'s database but
+ * the sampler's own); lib/cpu's cpuUsedBetween compares two.
  */
-export function databaseBackendsCpu(url: string) {
+export function databaseBackendsCpu(url: string): CpuMeter {
   const sql = postgres(url, { max: 1, idle_timeout: 0, onnotice: () => {} })
-  const sample = async (): Promise<Map<number, number>> => {
-    const rows = await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`
-    const cpu = new Map<number, number>()
-    for (const { pid } of rows) {
-      const seconds = cpuSeconds(pid)
-      if (seconds !== undefined) cpu.set(pid, seconds)
-    }
-    return cpu
+  return {
+    async sample() {
+      const rows = await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`
+      const cpu = new Map<number, number>()
+      for (const { pid } of rows) {
+        const seconds = cpuSeconds(pid)
+        if (seconds !== undefined) cpu.set(pid, seconds)
+      }
+      return cpu
+    },
+    close: () => sql.end({ timeout: 1 }).catch(() => {}),
   }
-  const since = (earlier: Map<number, number>, later: Map<number, number>): number | undefined => {
-    if (later.size === 0) return undefined
-    let total = 0
-    for (const [pid, seconds] of later) total += seconds - (earlier.get(pid) ?? 0)
-    return total
-  }
-  return { sample, since, close: () => sql.end({ timeout: 1 }).catch(() => {}) }
 }

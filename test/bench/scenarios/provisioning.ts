@@ -51,7 +51,7 @@ import { sql } from 'drizzle-orm'
 import { openDatabase, queryRows } from '../../../src/db/client'
 import { freshDataDir } from '../../support/data-dir'
 import { scratchPostgres } from '../../support/scratch-postgres'
-import { cpuSeconds } from '../lib/cpu'
+import { type CpuMeter, cpuSeconds, cpuUsedBetween } from '../lib/cpu'
 import { descendantsCpuSeconds } from '../lib/process-tree'
 import { databaseBackendsCpu, redact } from '../lib/postgres'
 import { onCleanup, runCaptured } from '../lib/processes'
@@ -274,7 +274,7 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Pro
       env,
     })
   let service: Server | undefined
-  let closeBackends: (() => Promise<void>) | undefined
+  let closeDbMeter: (() => Promise<void>) | undefined
   const devicesFile = join(ctx.logDir, `provisioning-devices-${backend}.json`)
   const warmupFile = join(ctx.logDir, `provisioning-warmup-${backend}.json`)
   try {
@@ -351,20 +351,22 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Pro
     console.log(`[${backend}] measuring: each device fetches its <mac>.cfg once (401 challenge, then Digest), ${loadShape(s)} ...`)
     const pid = service.child.proc.pid
     // The database's CPU: the embedded server's processes (children of the service), or the server's backends for the scratch database.
-    const backends = store.kind === 'postgres' ? databaseBackendsCpu(store.url) : undefined
-    closeBackends = backends?.close
-    const dbMark = async () => (backends ? await backends.sample() : descendantsCpuSeconds(pid))
-    const dbBetween = (a: Awaited<ReturnType<typeof dbMark>>, b: Awaited<ReturnType<typeof dbMark>>) =>
-      backends
-        ? backends.since(a as Map<number, number>, b as Map<number, number>)
-        : a !== undefined && b !== undefined
-          ? (b as number) - (a as number)
-          : undefined
+    const dbMeter: CpuMeter =
+      store.kind === 'postgres'
+        ? databaseBackendsCpu(store.url)
+        : {
+            sample: async () => {
+              const seconds = descendantsCpuSeconds(pid)
+              return new Map(seconds === undefined ? [] : [[pid, seconds]])
+            },
+            close: async () => {},
+          }
+    closeDbMeter = dbMeter.close
     const cpu0 = cpuSeconds(pid)
-    const dbCpu0 = await dbMark()
+    const dbCpu0 = await dbMeter.sample()
     const load = await runLoad(devicesFile, join(ctx.logDir, `provisioning-load-${backend}.json`))
     const cpu1 = cpuSeconds(pid)
-    const dbCpu1 = await dbMark()
+    const dbCpu1 = await dbMeter.sample()
     const seconds = (load.endedAt - load.startedAt) / 1000
     const perFetch = (cpuS: number | undefined) => (cpuS !== undefined ? (cpuS * 1e6) / load.served.length : undefined)
 
@@ -393,9 +395,9 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Pro
     }
     const drainS = stillPending === 0 ? (performance.now() - drainStart) / 1000 : NaN
     const cpu2 = cpuSeconds(pid)
-    const dbCpu2 = await dbMark()
-    await backends?.close()
-    closeBackends = undefined
+    const dbCpu2 = await dbMeter.sample()
+    await dbMeter.close()
+    closeDbMeter = undefined
     await service.stop()
     service = undefined
     const counts = await withDatabase(store, async (q) => {
@@ -422,16 +424,16 @@ async function runBackend(ctx: BenchContext, backend: Backend, s: Settings): Pro
       auth: latencyOf(load.authMs),
       exchange: latencyOf(load.exchangeMs),
       bySecond: latencyBySecond(load.startMs, load.exchangeMs),
-      serviceCpuUsPerFetch: cpu0 !== undefined && cpu1 !== undefined ? ((cpu1 - cpu0) * 1e6) / load.served.length : undefined,
-      databaseCpuUsPerFetch: perFetch(dbBetween(dbCpu0, dbCpu1)),
+      serviceCpuUsPerFetch: perFetch(cpu0 !== undefined && cpu1 !== undefined ? cpu1 - cpu0 : undefined),
+      databaseCpuUsPerFetch: perFetch(cpuUsedBetween(dbCpu0, dbCpu1)),
       loadCpuUsPerFetch: load.cpuUs !== undefined && load.served.length > 0 ? load.cpuUs / load.served.length : undefined,
       drainS,
-      serviceCpuUsToSynced: cpu0 !== undefined && cpu2 !== undefined ? ((cpu2 - cpu0) * 1e6) / load.served.length : undefined,
-      databaseCpuUsToSynced: perFetch(dbBetween(dbCpu0, dbCpu2)),
+      serviceCpuUsToSynced: perFetch(cpu0 !== undefined && cpu2 !== undefined ? cpu2 - cpu0 : undefined),
+      databaseCpuUsToSynced: perFetch(cpuUsedBetween(dbCpu0, dbCpu2)),
       ...counts,
     }
   } finally {
-    await closeBackends?.()
+    await closeDbMeter?.()
     await service?.stop()
     rmSync(devicesFile, { force: true })
     rmSync(warmupFile, { force: true })
