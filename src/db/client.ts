@@ -16,6 +16,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import postgres from 'postgres'
 import { EmbeddedPostgresUnavailable, startEmbeddedPostgres } from './embedded-postgres'
+import { pacedSocketFactory } from './paced-socket'
 
 /**
  * A drizzle handle: the database itself or a transaction inside it. Without the
@@ -161,7 +162,13 @@ const NO_JIT = { jit: 'off' }
  * (EMBEDDED_DATABASE=pglite), or where no PostgreSQL binaries exist for the platform.
  */
 export async function openDatabase(opts: OpenOptions): Promise<Database> {
-  const pool = { max: opts.poolSize ?? DEFAULT_DATABASE_POOL_SIZE, onnotice: () => {}, connect_timeout: 10, connection: NO_JIT }
+  const pool = {
+    max: opts.poolSize ?? DEFAULT_DATABASE_POOL_SIZE,
+    onnotice: () => {},
+    connect_timeout: 10,
+    connection: NO_JIT,
+    socket: pacedSocketFactory() as never,
+  }
   if (opts.databaseUrl) {
     const url = opts.databaseUrl
     return postgresDatabase((extra = {}) => postgres(url, { ...pool, ...extra }))
