@@ -3,17 +3,31 @@ import { readFileSync } from 'node:fs'
 
 const TICKS_PER_SECOND = 100
 
-export function cpuSeconds(pid: number): number | undefined {
+/** The fields of /proc/<pid>/stat after the command name (which may hold spaces, so they start after the last ')'). */
+function statFields(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // Fields after the command name (which may hold spaces) start after the last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    const utime = Number(fields[11])
-    const stime = Number(fields[12])
-    return Number.isFinite(utime) && Number.isFinite(stime) ? (utime + stime) / TICKS_PER_SECOND : undefined
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   } catch {
     return undefined
   }
+}
+
+/** Seconds of the clock ticks in the given stat fields (after the command name), summed; undefined if any is missing. */
+function tickSeconds(pid: number, fields: number[]): number | undefined {
+  const stat = statFields(pid)
+  if (!stat) return undefined
+  const ticks = fields.map((i) => Number(stat[i]))
+  return ticks.every(Number.isFinite) ? ticks.reduce((a, b) => a + b, 0) / TICKS_PER_SECOND : undefined
+}
+
+export function cpuSeconds(pid: number): number | undefined {
+  return tickSeconds(pid, [11, 12])
+}
+
+/** utime + stime of the process, plus that of its children it has already reaped (cutime, cstime). */
+export function cpuSecondsWithReaped(pid: number): number | undefined {
+  return tickSeconds(pid, [11, 12, 13, 14])
 }
 
 /** Samples CPU seconds by process, for processes that may come and go between samples (a server's backends). */

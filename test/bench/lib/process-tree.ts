@@ -4,26 +4,13 @@
  * work a figure of the service process alone leaves out.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
-
-const TICKS_PER_SECOND = 100
+import { cpuSecondsWithReaped } from './cpu'
 
 function childrenOf(pid: number): number[] {
   try {
     return readdirSync(`/proc/${pid}/task`).flatMap((tid) => readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' ').filter(Boolean).map(Number))
   } catch {
     return []
-  }
-}
-
-/** utime + stime of the process, plus that of its children it has already reaped. */
-function ownAndReapedSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    // Fields after the command name (which may hold spaces) start after the last ')'.
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / TICKS_PER_SECOND
-  } catch {
-    return 0
   }
 }
 
@@ -37,7 +24,7 @@ export function descendantsCpuSeconds(pid: number): number | undefined {
   let total = 0
   const queue = childrenOf(pid)
   for (let next = queue.shift(); next !== undefined; next = queue.shift()) {
-    total += ownAndReapedSeconds(next)
+    total += cpuSecondsWithReaped(next) ?? 0
     queue.push(...childrenOf(next))
   }
   return total
