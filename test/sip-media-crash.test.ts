@@ -9,13 +9,13 @@
  * On PostgreSQL (DATABASE_URL) the service runs on a scratch database of its own.
  */
 import { afterAll, expect, test } from 'bun:test'
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { mac } from './device-fixtures'
 import { until } from './support/polling'
 import { freshDataDir } from './support/data-dir'
 import { freePort, scratchPostgres } from './support/scratch-postgres'
+import { sipTemporaryFolder } from './support/sip-phones'
 import { callApi, sampleAccount } from './support/service'
 import { type ServiceProcess, startServiceProcess } from './support/service-process'
 import { startWebhookReceiver } from './support/webhook-receiver'
@@ -24,7 +24,7 @@ const sipp = Bun.which('sipp')
 const sox = Bun.which('sox')
 const ADMIN = 'media-crash-admin-token-0123456789'
 const SCENARIOS = join(import.meta.dir, 'sip')
-const work = mkdtempSync(join(tmpdir(), 'sip-media-crash-'))
+const work = sipTemporaryFolder('sip-media-crash-')
 // What the answering phone plays (test/sip/answer.xml): 1 kHz, A-law.
 if (sox) Bun.spawnSync([sox, '-n', '-r', '8000', '-c', '1', '-e', 'a-law', join(work, 'tone.wav'), 'synth', '4', 'sine', '1000'])
 const running = new Set<ServiceProcess>()

@@ -7,18 +7,18 @@
  * Expires 0 removes it and the user is offline again. A wrong password is refused.
  */
 import { describe, expect, test } from 'bun:test'
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { deviceFixtures } from './device-fixtures'
 import { until } from './support/polling'
 import { freePort } from './support/scratch-postgres'
+import { sipTemporaryFolder } from './support/sip-phones'
 import { startTestService } from './support/service'
 
 const sipp = Bun.which('sipp')
 const t = await startTestService()
 const f = deviceFixtures(t)
-const work = mkdtempSync(join(tmpdir(), 'sip-registration-'))
+const work = sipTemporaryFolder('sip-registration-')
 const REGISTER = join(import.meta.dir, 'sip', 'register.xml')
 const UNREGISTER = join(work, 'unregister.xml')
 writeFileSync(UNREGISTER, readFileSync(REGISTER, 'utf8').replaceAll('Contact: <sip:[field0]@[local_ip]:[local_port]>', 'Contact: *'))

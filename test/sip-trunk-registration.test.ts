@@ -14,6 +14,7 @@ import { startTestService } from './support/service'
 import { expectAllPassed, runSipp, sipWorkFolder, sipp, trunkInviteStatus, withSipp } from './support/sip-phones'
 
 const TRUNK = { username: 'trunk-reg-user', password: 'trunk-reg-pass-0123' }
+const work = sipWorkFolder('sip-trunk-reg-')
 
 if (!sipp) test.skip('registration with the carrier trunk (skipped: sipp is not installed; Debian package sip-tester)', () => {})
 
@@ -31,7 +32,7 @@ describe.skipIf(!sipp)('registration with the carrier trunk', () => {
       // The first REGISTER may go out before the registrar listens: the client transaction sends it again (Timer E).
       const registrar = runSipp(
         t,
-        sipWorkFolder('sip-trunk-reg-'),
+        work,
         'carrier-registrar.xml',
         [TRUNK.username, TRUNK.password],
         ['-p', String(carrierPort), '-mi', '127.0.0.1', '-mp', String(await freePort())],

@@ -5,9 +5,9 @@
  * endpoint receiving every event. What test/sip-calls.test.ts does inline, for any
  * number of lines (a transfer needs three phones).
  */
-import { expect } from 'bun:test'
+import { afterAll, expect } from 'bun:test'
 import dgram from 'node:dgram'
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { deviceFixtures } from '../device-fixtures'
@@ -31,9 +31,19 @@ export interface SippResult {
   output: string
 }
 
+/**
+ * A temporary folder, removed after the test file's last test (call it at the file's
+ * top level): sipp's traces in it stay readable while the file runs.
+ */
+export function sipTemporaryFolder(prefix: string): string {
+  const folder = mkdtempSync(join(tmpdir(), prefix))
+  afterAll(() => rmSync(folder, { recursive: true, force: true }))
+  return folder
+}
+
 /** A working folder with the audio the scenarios play: tone.wav (1 kHz A-law) and caller.wav (400 Hz µ-law), 4 s each. */
 export function sipWorkFolder(prefix = 'sip-'): string {
-  const work = mkdtempSync(join(tmpdir(), prefix))
+  const work = sipTemporaryFolder(prefix)
   if (sox)
     for (const [file, law, hz] of [
       ['tone.wav', 'a-law', '1000'],
