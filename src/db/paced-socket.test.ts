@@ -35,17 +35,23 @@ async function laggingReader(path: string): Promise<{ server: Server; received: 
   return { server, received }
 }
 
+/** A lagging reader on a fresh Unix socket, and a paced socket connected to it (paced after connect(), as the factory does). */
+async function pacedToLaggingReader(name: string) {
+  const path = join(folder, name)
+  const { server, received } = await laggingReader(path)
+  const socket = new Socket()
+  socket.connect(path)
+  pace(socket)
+  await new Promise<void>((r) => socket.once('connect', r))
+  return { server, received, socket }
+}
+
 /** Chunk i: its length varies around the piece size, its bytes say which chunk it is. */
 const chunk = (i: number) => Buffer.alloc(1 + ((i * 7919) % (3 * PIECE_BYTES)), i % 251)
 
 describe('a paced socket', () => {
   test('delivers every chunk once and in order behind a lagging reader, the runtime never holding more than two pieces', async () => {
-    const path = join(folder, 'order.sock')
-    const { server, received } = await laggingReader(path)
-    const socket = new Socket()
-    socket.connect(path)
-    pace(socket)
-    await new Promise<void>((r) => socket.once('connect', r))
+    const { server, received, socket } = await pacedToLaggingReader('order.sock')
     const chunks = Array.from({ length: 120 }, (_, i) => chunk(i))
     let largestBuffered = 0
     let callbacks = 0
@@ -65,12 +71,7 @@ describe('a paced socket', () => {
   })
 
   test('end() with bytes still queued sends them, then its own, then closes', async () => {
-    const path = join(folder, 'end.sock')
-    const { server, received } = await laggingReader(path)
-    const socket = new Socket()
-    socket.connect(path)
-    pace(socket)
-    await new Promise<void>((r) => socket.once('connect', r))
+    const { server, received, socket } = await pacedToLaggingReader('end.sock')
     const body = Buffer.alloc(4 * PIECE_BYTES, 7)
     socket.write(body)
     socket.end(Buffer.from('bye'))
