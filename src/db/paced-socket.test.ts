@@ -12,6 +12,7 @@ import { createServer, type Server, Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { freshDataDir } from '../../test/support/data-dir'
+import { startTlsPostgres, tlsPostgresUnavailable } from '../../test/support/tls-postgres'
 import { openDatabase, queryRows } from './client'
 import { PIECE_BYTES, pace, pacedSocketFactory } from './paced-socket'
 
@@ -131,6 +132,41 @@ describe('connections opened by openDatabase', () => {
       await data.dispose()
     }
   }, 60_000)
+
+  // Managed PostgreSQL services ask for TLS: postgres.js upgrades the socket this module made after its SSLRequest.
+  const noTls = tlsPostgresUnavailable()
+  test.skipIf(!!noTls)(
+    `a server that requires TLS (sslmode=require) gets it, and the statement whole${noTls ? ` (skipped: ${noTls})` : ''}`,
+    async () => {
+      const server = await startTlsPostgres()
+      try {
+        const database = await openDatabase({ databaseUrl: server.url, dataDir: 'memory://', poolSize: 2 })
+        try {
+          const text = 'x'.repeat(8 * PIECE_BYTES)
+          const rows = await Promise.all(
+            [0, 1].map(
+              async () =>
+                (
+                  await queryRows<{ n: number; ssl: boolean }>(
+                    database.db,
+                    sql`select length(${text}::text)::int as n, (select ssl from pg_stat_ssl where pid = pg_backend_pid()) as ssl`,
+                  )
+                )[0]!,
+            ),
+          )
+          expect(rows).toEqual([
+            { n: text.length, ssl: true },
+            { n: text.length, ssl: true },
+          ])
+        } finally {
+          await database.close()
+        }
+      } finally {
+        await server.stop()
+      }
+    },
+    60_000,
+  )
 
   const postgres = process.env.DATABASE_URL
   test.skipIf(!postgres)(
