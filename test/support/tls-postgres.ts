@@ -7,9 +7,9 @@
  */
 import { spawn, spawnSync } from 'node:child_process'
 import { chownSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
-import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import postgres from 'postgres'
 import { binaries, EmbeddedPostgresUnavailable, runTool, serverUser } from '../../src/db/embedded-postgres'
 import { until } from './polling'
 import { freePort } from './scratch-postgres'
@@ -32,15 +32,18 @@ export async function tlsPostgresUnavailable(): Promise<string | undefined> {
   }
 }
 
-const accepts = (port: number) =>
-  new Promise<boolean>((resolve) => {
-    const socket = connect(port, '127.0.0.1')
-    socket.once('connect', () => {
-      socket.destroy()
-      resolve(true)
-    })
-    socket.once('error', () => resolve(false))
-  })
+/** Whether the server answers a query yet: it takes TCP connections while it is still starting up, and refuses queries then. */
+async function answers(url: string): Promise<boolean> {
+  const client = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: 2 })
+  try {
+    await client`select 1`
+    return true
+  } catch {
+    return false
+  } finally {
+    await client.end({ timeout: 1 })
+  }
+}
 
 export async function startTlsPostgres(): Promise<TlsPostgres> {
   const bin = await binaries()
@@ -62,9 +65,10 @@ export async function startTlsPostgres(): Promise<TlsPostgres> {
     { ...user, stdio: 'ignore', env: { ...process.env, LC_ALL: 'C' } },
   )
   const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()))
-  await until('the TLS PostgreSQL server listens', () => accepts(port), 20_000)
+  const url = `postgres://voice@127.0.0.1:${port}/postgres?sslmode=require`
+  await until('the TLS PostgreSQL server answers', () => answers(url), 20_000)
   return {
-    url: `postgres://voice@127.0.0.1:${port}/postgres?sslmode=require`,
+    url,
     async stop() {
       server.kill('SIGINT')
       await exited
