@@ -215,7 +215,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   })
   const app = createApp({
     actorMessages,
-    provisioning,
+    provisioning: provisioning.fetch,
     db: database.db,
     database,
     clock,
@@ -295,6 +295,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
       await eventStreams.close()
       await media?.stop()
       if (listening) await app.stop(true)
+      provisioning.stop()
       stopLeadership.abort()
       await actors?.stop()
       await delivery?.stop()
@@ -320,17 +321,27 @@ function phoneProvisioning(o: {
   writeTells: ReturnType<typeof deviceTellWriter>
   nonceKey: Uint8Array
   log: Logger
-}): (request: Request, clientAddress: string | null) => Promise<Response> {
+}): { fetch: (request: Request, clientAddress: string | null) => Promise<Response>; stop: () => void } {
   const addresses = new WeakMap<Request, string | null>()
+  const directory = provisioningDirectory({
+    db: o.db,
+    clock: o.clock,
+    config: o.config,
+    writeTells: o.writeTells,
+    onError: (err) => o.log.warn({ err }, 'releasing deferred provisioning messages failed; they come due at their deadline'),
+  })
   const handle = provisioningHandler({
-    ...provisioningDirectory({ db: o.db, config: o.config, writeTells: o.writeTells }),
+    ...directory,
     clock: o.clock,
     nonceKey: createHmac('sha256', o.nonceKey).update('provisioning digest nonces').digest(),
     clientAddress: (request) => addresses.get(request) ?? null,
     onError: (err, during) => o.log.error({ err, during }, 'provisioning failed'),
   })
-  return (request, clientAddress) => {
-    addresses.set(request, clientAddress)
-    return handle(request)
+  return {
+    fetch: (request, clientAddress) => {
+      addresses.set(request, clientAddress)
+      return handle(request)
+    },
+    stop: () => directory.stop(),
   }
 }

@@ -14,6 +14,7 @@ import type { Clock } from '../../src/clock'
 import type { Db } from '../../src/db/client'
 import { statement } from '../../src/db/statements'
 import { newId } from '../../src/ids'
+import { DEFERRED_PREFIX } from '../../src/scheduler/deferred-messages'
 import { durableMessage } from '../runtime/commands'
 import { shardOf } from '../runtime/shards'
 import { DEVICE_KIND } from './messages'
@@ -29,15 +30,21 @@ export interface DeviceTells {
   events: (EventObject & Record<string, unknown>)[]
 }
 
-/** Writes the tells, in the order given, in one statement (in the caller's transaction, or committed on its own). */
+/**
+ * Writes the tells, in the order given, in one statement (in the caller's transaction,
+ * or committed on its own). With `deferUntil`, they are deferred messages
+ * (src/scheduler/deferred-messages): due at that deadline unless released sooner.
+ */
 export function deviceTellWriter(clock: Clock) {
-  return async (db: Db, batch: DeviceTells[]): Promise<void> => {
+  return async (db: Db, batch: DeviceTells[], deferUntil?: Date): Promise<void> => {
     const now = clock.now().toISOString()
+    const due = deferUntil ? deferUntil.toISOString() : now
     const records = batch.flatMap((b) =>
       b.events.map((event) => {
         const m = durableMessage.tell(event)
+        const name = deferUntil ? DEFERRED_PREFIX + m.name.slice(m.name.indexOf(':') + 1) : m.name
         const actor = { actor_kind: DEVICE_KIND, actor_id: b.deviceId, shard: shardOf(b.deviceId) }
-        return { id: newId('timer'), ...actor, name: m.name, token: randomUUID(), due_at: now, event: m.event, created_at: now }
+        return { id: newId('timer'), ...actor, name, token: randomUUID(), due_at: due, event: m.event, created_at: now }
       }),
     )
     if (records.length > 0) await INSERT_TELLS.rows(db, [JSON.stringify(records)])

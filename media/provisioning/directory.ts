@@ -11,13 +11,17 @@
  * one commit: media/device-tell-batcher); the actor emits device.* and writes the
  * history.
  */
+import type { Clock } from '../../src/clock'
 import type { Config } from '../../src/config'
 import type { Db } from '../../src/db/client'
 import { normaliseMac } from '../../src/services/devices/catalogue'
 import { devicesForProvisioning, type ProvisioningView } from '../../src/services/devices/provisioning-read'
-import { type DeviceTellWriter, tellBatcher } from '../device-tell-batcher'
+import { releaseDeferred } from '../../src/scheduler/deferred-messages'
+import { DEVICE_ACTOR } from '../../src/services/devices/records'
+import type { DeviceTellWriter } from '../device-tell-batcher'
 import { lookupBatcher } from '../lookup-batcher'
 import type { ProvisioningConfig, ProvisioningHandset } from './config'
+import { type DeferralSettings, deferredTells } from './deferred-tells'
 import type { ConfigFailure, ConfigFetch, ProvisioningDirectoryEntry } from './http'
 
 /** The path prefix phones fetch under; the account id follows it. */
@@ -25,9 +29,16 @@ export const PROVISIONING_PATH = '/provisioning/'
 
 export interface DirectoryDeps {
   db: Db
+  clock: Clock
   config: Pick<Config, 'sipPort'>
   /** Writes device actors' durable tells (actors/devices/registrar-messages: deviceTellWriter); unset: fetches are not recorded. */
   writeTells?: DeviceTellWriter
+  /** When fetches' messages wait for a burst to end (./deferred-tells); false: never. */
+  deferral?: Partial<DeferralSettings> | false
+  /** Real time in ms for the burst's rate (tests drive it). */
+  nowMs?: () => number
+  /** A failed release of deferred messages (they stay due at their deadline). */
+  onError?: (err: unknown) => void
 }
 
 /** The account a provisioning URL names (`/provisioning/{account}/{file}`), if any. */
@@ -81,8 +92,18 @@ function handsetsOf(view: ProvisioningView): ProvisioningHandset[] {
 
 export function provisioningDirectory(deps: DirectoryDeps) {
   // No wake-up: the actors' timer poll takes the messages in batches, which costs less than one delivery per fetch.
-  const batched = deps.writeTells ? tellBatcher(deps.db, deps.writeTells) : undefined
-  const tell = (deviceId: string, event: { type: string } & Record<string, unknown>) => (batched ? batched(deviceId, [event]) : Promise.resolve())
+  const tells = deps.writeTells
+    ? deferredTells({
+        db: deps.db,
+        clock: deps.clock,
+        write: deps.writeTells,
+        release: (db, now, until) => releaseDeferred(db, DEVICE_ACTOR, now, until),
+        settings: deps.deferral === false ? { busyPerSecond: Number.POSITIVE_INFINITY } : deps.deferral,
+        nowMs: deps.nowMs,
+        onError: deps.onError,
+      })
+    : undefined
+  const tell = (deviceId: string, event: { type: string } & Record<string, unknown>) => (tells ? tells.tell(deviceId, event) : Promise.resolve())
   // One statement per fetch, and one for the fetches arriving together: reading the login alone first cost a
   // second round trip on every fetch, and each statement's start-up the database more than its rows (`npm run bench -- provisioning`).
   const deviceByMac = lookupBatcher((macs: string[]) => devicesForProvisioning(deps.db, macs))
@@ -103,5 +124,8 @@ export function provisioningDirectory(deps: DirectoryDeps) {
     async recordFailure(f: ConfigFailure): Promise<void> {
       await tell(f.deviceId, { type: 'PROVISIONING_FAILED', error_code: f.errorCode, at: f.failedAt.toISOString() })
     },
+    /** Whether fetches' messages are being deferred now. */
+    deferring: () => tells?.deferring() ?? false,
+    stop: () => tells?.stop(),
   }
 }

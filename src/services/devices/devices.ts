@@ -16,7 +16,7 @@ import { templateForDevice } from './buttons'
 import { type DeviceType, modelOf, normaliseMac, phoneModel } from './catalogue'
 import { checkDeskphoneLines, insertLines, type LineInput } from './lines'
 import { credentialSealer, newProvisioningCredentials } from './sip-credentials'
-import { DEVICE_ACTOR, type DeviceRow, type DeviceUserRow, getDevice, markConfigChanged, PENDING_SYNC } from './records'
+import { DEVICE_ACTOR, type DeviceRow, type DeviceUserRow, getDevice, markConfigChanged, PENDING_SYNC, tellDevice } from './records'
 
 export interface DeviceInput {
   vendor: string
@@ -197,7 +197,7 @@ export async function deleteDevice(tx: Db, deps: Pick<Deps, 'clock' | 'actorMess
   await tx.delete(devices).where(eq(devices.id, device.id))
   if (device.baseId) await markConfigChanged(tx, deps, { id: device.baseId, baseId: null })
   // A base's handsets went with it (cascade); their actor is the base's.
-  else await deps.actorMessages?.tell(tx, DEVICE_ACTOR, device.id, { type: 'REMOVE', at: deps.clock.now().toISOString() }, '$remove')
+  else await tellDevice(tx, deps, device.id, { type: 'REMOVE', at: deps.clock.now().toISOString() }, '$remove')
   return device
 }
 
@@ -212,7 +212,7 @@ export async function requestCheckSync(tx: Db, deps: Deps, accountId: string, id
   const [row] = await tx.update(devices).set({ status: PENDING_SYNC, checkSyncRequestedAt: now, updatedAt: now }).where(eq(devices.id, id)).returning()
   await recordProvisioningEvent(tx, deps, { accountId, deviceId: id, type: 'check_sync_requested' })
   // A handset reloads through its base.
-  await deps.actorMessages?.tell(tx, DEVICE_ACTOR, row!.baseId ?? id, { type: 'CHECK_SYNC', at: now.toISOString() }, '$check_sync')
+  await tellDevice(tx, deps, row!.baseId ?? id, { type: 'CHECK_SYNC', at: now.toISOString() }, '$check_sync')
   return row!
 }
 

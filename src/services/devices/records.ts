@@ -8,6 +8,7 @@ import type { Deps } from '../deps'
 import type { Db } from '../../db/client'
 import { type deviceLines, devices, type deviceUsers } from '../../db/schema'
 import { notFound } from '../../errors'
+import { releaseDeferredOf } from '../../scheduler/deferred-messages'
 import type { DeviceType } from './catalogue'
 import type { Sealer } from './sip-credentials'
 
@@ -35,7 +36,21 @@ export async function markConfigChanged(tx: Db, deps: ConfigChangeDeps, device: 
   const now = deps.clock.now()
   await tx.update(devices).set({ status: PENDING_SYNC, updatedAt: now }).where(inArray(devices.id, ids))
   // A handset fetches nothing: its base does. Changes coalesce into one pending message.
-  await deps.actorMessages?.tell(tx, DEVICE_ACTOR, device.baseId ?? device.id, { type: 'UPDATE', at: now.toISOString() }, '$config_changed')
+  await tellDevice(tx, deps, device.baseId ?? device.id, { type: 'UPDATE', at: now.toISOString() }, '$config_changed')
+}
+
+/**
+ * The API's message to a device actor (an update, a check-sync, a removal), in the
+ * request's transaction. The fetches the provisioning server deferred during a
+ * burst (media/provisioning/deferred-tells) are released first: they happened
+ * before this request, and the actor must take them before it, or a fetch of the
+ * old file would count as the new configuration's provisioning, and a removed
+ * device's last fetches would never be reported.
+ */
+export async function tellDevice(tx: Db, deps: ConfigChangeDeps, deviceId: string, event: { type: string; at: string }, name: string) {
+  if (!deps.actorMessages) return
+  await releaseDeferredOf(tx, DEVICE_ACTOR, deviceId, deps.clock.now())
+  await deps.actorMessages.tell(tx, DEVICE_ACTOR, deviceId, event, name)
 }
 
 const notFoundFor = { deskphone: 'deskphone', dect_base: 'dect_base', dect_handset: 'handset' } as const

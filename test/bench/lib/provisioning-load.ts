@@ -110,6 +110,36 @@ async function exchange(mac: string, username: string, password: string, t0 = pe
   return true
 }
 
+/**
+ * This process's own code compiled before its clock starts: a freshly started Bun
+ * spends its first few hundred milliseconds compiling, and on an open-loop
+ * schedule that lag would count as the service's latency. The digest and the
+ * header parsing run on made-up values; the HTTP client asks /healthz, which
+ * reads nothing of any device.
+ */
+async function warmOwnCode() {
+  const header = 'Digest realm="warm-up", nonce="bm9uY2U", algorithm=SHA-256, qop="auth"'
+  for (let i = 0; i < 2_000; i++) {
+    const algorithm = /algorithm=(SHA-256|MD5)/.exec(header)?.[1] as 'SHA-256'
+    const [realm, nonce] = [attribute(header, 'realm')!, attribute(header, 'nonce')!]
+    const cnonce = randomBytes(8).toString('hex')
+    digestResponse({
+      algorithm,
+      username: userAgent('001565000000'),
+      realm,
+      password: 'p',
+      method: 'GET',
+      uri: '/x',
+      nonce,
+      nc: '00000001',
+      cnonce,
+      qop: 'auth',
+    })
+  }
+  for (let i = 0; i < 300; i++) await http.get('/healthz', {})
+}
+
+await warmOwnCode()
 let next = 0
 const cpuAtStart = process.cpuUsage()
 const startedAt = performance.now()
