@@ -3,7 +3,9 @@
  * provisioning server defers its messages to the device actors
  * (media/provisioning/deferred-tells), and the devices are provisioned once the
  * burst ends, or at the deadline if it never does. The API's messages to a device
- * (an update, a removal) are taken after the fetches deferred before them.
+ * (an update, a removal) are taken after the fetches deferred before them, and a
+ * deferred fetch taken after a later one (two gateways) does not roll the device
+ * back to it.
  *
  * The provisioning directory is built here on the service's database, with a
  * threshold and a time source the test sets, as the service builds its own; the
@@ -38,13 +40,13 @@ function provisioningServer() {
     deferral: { busyPerSecond: 5, maxDelayMs: MAX_DELAY_MS },
     nowMs: () => time.ms,
   })
-  const fetched = (deviceId: string) =>
+  const fetched = (deviceId: string, ipAddress = '192.0.2.7') =>
     directory.recordFetch({
       deviceId,
       mac: '',
       vendor: 'yealink',
       model: 'T54W',
-      ipAddress: '192.0.2.7',
+      ipAddress,
       file: 'device.cfg',
       kind: 'device',
       fetchedAt: clock.now(),
@@ -122,6 +124,26 @@ describe('provisioning bursts', () => {
     expect((await history(c, updated!)).filter((type) => type === 'provisioned')).toHaveLength(2)
     expect(await provisionedEvents(c.account, updated!)).toBe(2)
     server.directory.stop()
+  })
+
+  test('a fetch deferred by a busy gateway and taken after a later one through a quiet gateway leaves the later one on the device', async () => {
+    const c = await f.ctx()
+    const [phone, ...others] = await phones(c, 6)
+    const busy = provisioningServer()
+    await busy.burst([phone!, ...others])
+    clock.advance(1_000)
+    const later = clock.now().toISOString()
+    const quiet = provisioningServer()
+    await quiet.fetched(phone!, '192.0.2.8')
+    const device = async () => (await t.call('GET', `/v1/deskphones/${phone}`, c)).body
+    await until('the later fetch taken', async () => (await device()).last_fetched_at === later)
+
+    busy.quiet()
+    // provisioned and config_fetched for the later fetch, then config_fetched for the earlier one
+    await until('the earlier fetch taken', async () => (await history(c, phone!)).length === 3)
+    expect(await device()).toMatchObject({ status: 'synced', last_fetched_at: later, ip_address: '192.0.2.8', provisioned_at: later })
+    busy.directory.stop()
+    quiet.directory.stop()
   })
 
   test('a burst that never ends delays the devices by the deadline, no more', async () => {

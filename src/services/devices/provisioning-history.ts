@@ -15,7 +15,9 @@ import { newId } from '../../ids'
 
 /**
  * The device rows of a batch of steps, one row per device: its events folded in
- * order (the last fetch, the last provisioning, the last known address). A device
+ * order (the last fetch, the last provisioning, the last known address), and never
+ * older than what the row already says: a fetch taken after a later one (two
+ * gateways, one deferring its messages during a burst) leaves the later one's. A device
  * becomes synced when one of its provisionings is not older than its configuration,
  * i.e. when the latest is not (`synced_by`). `d.id = any($2)` (the same ids) makes
  * the planner read the rows by primary key, not hash the batch against a scan of
@@ -24,9 +26,9 @@ import { newId } from '../../ids'
 const MARK_FETCHED = statement(
   `update devices d set
      status = case when x.synced_by is not null and d.updated_at <= x.synced_by then 'synced' else d.status end,
-     provisioned_at = coalesce(x.provisioned_at, d.provisioned_at),
-     last_fetched_at = x.fetched_at,
-     ip_address = coalesce(x.ip_address, d.ip_address)
+     provisioned_at = greatest(x.provisioned_at, d.provisioned_at),
+     last_fetched_at = greatest(x.fetched_at, d.last_fetched_at),
+     ip_address = case when d.last_fetched_at is null or x.fetched_at >= d.last_fetched_at then coalesce(x.ip_address, d.ip_address) else d.ip_address end
    from jsonb_to_recordset($1::jsonb) as x(id text, synced_by timestamptz, provisioned_at timestamptz, fetched_at timestamptz, ip_address text)
    where d.id = x.id and d.id = any($2::text[])`,
 )
@@ -88,12 +90,14 @@ export async function recordProvisioned(tx: Db, clock: Clock, records: readonly 
     const ip = e.data.ip_address
     const before = devices.get(e.data.device)
     const laterOf = (a: string | null | undefined, b: string) => (a && Date.parse(a) > Date.parse(b) ? a : b)
+    // The latest fetch wins, whatever order the events came in.
+    const latest = !before || Date.parse(at) >= Date.parse(before.fetched_at)
     devices.set(e.data.device, {
       id: e.data.device,
       synced_by: provisioned ? laterOf(before?.synced_by, at) : (before?.synced_by ?? null),
-      provisioned_at: provisioned ? at : (before?.provisioned_at ?? null),
-      fetched_at: at,
-      ip_address: ip ?? before?.ip_address ?? null,
+      provisioned_at: provisioned ? laterOf(before?.provisioned_at, at) : (before?.provisioned_at ?? null),
+      fetched_at: latest ? at : before.fetched_at,
+      ip_address: latest ? (ip ?? before?.ip_address ?? null) : (before.ip_address ?? ip),
     })
     return {
       id: newId('provisioningEvent'),
