@@ -55,7 +55,7 @@ function provisioningServer() {
     directory,
     fetched,
     /** Fetches by every phone at once: a burst. */
-    burst: (ids: string[]) => Promise.all(ids.map(fetched)),
+    burst: (ids: string[]) => Promise.all(ids.map((id) => fetched(id))),
     /** The burst is over (a second without a fetch). */
     quiet: () => {
       time.ms += 1_000

@@ -8,8 +8,8 @@
  * and an unknown pair answers exactly like a wrong password (the handler's rule).
  * A fetch or a failure is a durable message to the device actor, committed before
  * the phone gets its answer (the messages of concurrent fetches in one statement and
- * one commit: media/device-tell-batcher); the actor emits device.* and writes the
- * history.
+ * one commit: media/device-tell-batcher; during a burst of fetches, deferred until
+ * it ends: ./deferred-tells); the actor emits device.* and writes the history.
  */
 import type { Clock } from '../../src/clock'
 import type { Config } from '../../src/config'
@@ -33,8 +33,8 @@ export interface DirectoryDeps {
   config: Pick<Config, 'sipPort'>
   /** Writes device actors' durable tells (actors/devices/registrar-messages: deviceTellWriter); unset: fetches are not recorded. */
   writeTells?: DeviceTellWriter
-  /** When fetches' messages wait for a burst to end (./deferred-tells); false: never. */
-  deferral?: Partial<DeferralSettings> | false
+  /** When fetches' messages wait for a burst to end (./deferred-tells); the defaults otherwise. */
+  deferral?: Partial<DeferralSettings>
   /** Real time in ms for the burst's rate (tests drive it). */
   nowMs?: () => number
   /** A failed release of deferred messages (they stay due at their deadline). */
@@ -98,7 +98,7 @@ export function provisioningDirectory(deps: DirectoryDeps) {
         clock: deps.clock,
         write: deps.writeTells,
         release: (db, now, until) => releaseDeferred(db, DEVICE_ACTOR, now, until),
-        settings: deps.deferral === false ? { busyPerSecond: Number.POSITIVE_INFINITY } : deps.deferral,
+        settings: deps.deferral,
         nowMs: deps.nowMs,
         onError: deps.onError,
       })
