@@ -18,7 +18,9 @@ import { sql } from 'drizzle-orm'
 import { deviceTellWriter } from '../actors/devices/registrar-messages'
 import { provisioningDirectory } from '../media/provisioning/directory'
 import { manualClock } from '../src/clock'
+import { DEFERRED_PREFIX } from '../src/scheduler/deferred-messages'
 import { queryRows } from '../src/db/client'
+import { pgArray } from '../src/db/statements'
 import { type Ctx, deviceFixtures } from './device-fixtures'
 import { until } from './support/polling'
 import { startTestService } from './support/service'
@@ -71,7 +73,7 @@ const deferredRows = async (ids: string[]) =>
   (
     await queryRows<{ n: number }>(
       db,
-      sql`select count(*)::int as n from durable_timers where actor_kind = 'device' and name like '$deferred:%' and due_at > ${clock.now().toISOString()}::timestamptz and actor_id in ${sql.raw(`(${ids.map((id) => `'${id}'`).join(',')})`)}`,
+      sql`select count(*)::int as n from durable_timers where actor_kind = 'device' and name like ${`${DEFERRED_PREFIX}%`} and due_at > ${clock.now().toISOString()}::timestamptz and actor_id = any(${pgArray(ids)}::text[])`,
     )
   )[0]!.n
 /** The device.provisioned events of a device, from the outbox (a removed device has no history left to read). */

@@ -14,7 +14,6 @@ import type { Clock } from '../../src/clock'
 import type { Db } from '../../src/db/client'
 import { statement } from '../../src/db/statements'
 import { newId } from '../../src/ids'
-import { DEFERRED_PREFIX } from '../../src/scheduler/deferred-messages'
 import { durableMessage } from '../runtime/commands'
 import { shardOf } from '../runtime/shards'
 import { DEVICE_KIND } from './messages'
@@ -41,10 +40,9 @@ export function deviceTellWriter(clock: Clock) {
     const due = deferUntil ? deferUntil.toISOString() : now
     const records = batch.flatMap((b) =>
       b.events.map((event) => {
-        const m = durableMessage.tell(event)
-        const name = deferUntil ? DEFERRED_PREFIX + m.name.slice(m.name.indexOf(':') + 1) : m.name
+        const m = deferUntil ? durableMessage.deferredTell(event) : durableMessage.tell(event)
         const actor = { actor_kind: DEVICE_KIND, actor_id: b.deviceId, shard: shardOf(b.deviceId) }
-        return { id: newId('timer'), ...actor, name, token: randomUUID(), due_at: due, event: m.event, created_at: now }
+        return { id: newId('timer'), ...actor, name: m.name, token: randomUUID(), due_at: due, event: m.event, created_at: now }
       }),
     )
     if (records.length > 0) await INSERT_TELLS.rows(db, [JSON.stringify(records)])

@@ -26,6 +26,7 @@ import type { Db } from '../../src/db/client'
 import type { ActorMessages } from '../../src/services/deps'
 import { actorSnapshots } from '../../src/db/schema'
 import { writeBatcher } from '../../src/db/write-batcher'
+import { DEFERRED_PREFIX } from '../../src/scheduler/deferred-messages'
 import { scheduleTimer, scheduleTimers, type TimerRow } from '../../src/scheduler/durable-timers'
 import { ActorError, type ActorState, type ScheduleRequest, type SpawnOptions } from './client'
 import { shardOf } from './shards'
@@ -63,6 +64,8 @@ export const durableMessage = {
   }),
   /** A plain event for the target's machine; each tell is its own row. */
   tell: (event: EventObject & Record<string, unknown>): DurableMessage => ({ name: `$tell:${randomUUID()}`, event }),
+  /** A tell that may wait until its deadline or its release (src/scheduler/deferred-messages); its row's due time is the deadline. */
+  deferredTell: (event: EventObject & Record<string, unknown>): DurableMessage => ({ name: `${DEFERRED_PREFIX}${randomUUID()}`, event }),
   command: (m: CommandMessage): DurableMessage => ({ name: `${COMMAND_MESSAGE}:${m.command_id}`, event: m as CommandMessage & Record<string, unknown> }),
 }
 

@@ -10,6 +10,7 @@ import { sql } from 'drizzle-orm'
 import { deviceTellWriter } from '../../actors/devices/registrar-messages'
 import { manualClock } from '../../src/clock'
 import { type Database, openDatabase, queryRows } from '../../src/db/client'
+import { pgArray } from '../../src/db/statements'
 import { DEFERRED_PREFIX, releaseDeferred } from '../../src/scheduler/deferred-messages'
 import { DEVICE_ACTOR } from '../../src/services/devices/records'
 import { until } from '../../test/support/polling'
@@ -55,7 +56,7 @@ describe('deferred tells on the database', () => {
   const rowsOf = (ids: string[]) =>
     queryRows<Row>(
       database.db,
-      sql`select actor_id, name, due_at, created_at from durable_timers where actor_kind = ${DEVICE_ACTOR} and actor_id in ${sql.raw(`(${ids.map((id) => `'${id}'`).join(',')})`)} order by due_at, id`,
+      sql`select actor_id, name, due_at, created_at from durable_timers where actor_kind = ${DEVICE_ACTOR} and actor_id = any(${pgArray(ids)}::text[]) order by due_at, id`,
     )
   const ms = (d: string | Date) => new Date(d).getTime()
   const fetched = (at: Date) => ({ type: 'CONFIG_FETCHED', ip_address: '192.0.2.7', at: at.toISOString() })
