@@ -52,14 +52,22 @@ const UPSERT_SNAPSHOTS = statement(
     on conflict (kind, id) do update set machine_version = excluded.machine_version, snapshot = excluded.snapshot,
       status = excluded.status, shard = excluded.shard, updated_at = excluded.updated_at`,
 )
-/** An ended actor's own timers; the durable messages waiting for it ($2: their name prefix) stay. */
-const CANCEL_OWN_TIMERS = statement(
+/**
+ * An ended actor's own timers; the durable messages waiting for it ($2: their name prefix) stay.
+ * The kinds and ids are named as arrays too ($3, $4) so that PostgreSQL reaches the rows through
+ * the (actor_kind, actor_id, name) index: jsonb_to_recordset is estimated at 100 rows and, with
+ * the ids alone, a table full of dead timer rows was scanned whole (auto_explain: 430 pages,
+ * 4 ms, in most group commits of the calls bench).
+ */
+export const CANCEL_OWN_TIMERS = statement(
   `delete from durable_timers t using jsonb_to_recordset($1::jsonb) as x(kind text, id text)
-    where t.actor_kind = x.kind and t.actor_id = x.id and t.name not like $2 and t.actor_id = any($3::text[])`,
+    where t.actor_kind = x.kind and t.actor_id = x.id and t.name not like $2
+      and t.actor_kind = any($3::text[]) and t.actor_id = any($4::text[])`,
 )
-const CANCEL_TIMERS = statement(
+export const CANCEL_TIMERS = statement(
   `delete from durable_timers t using jsonb_to_recordset($1::jsonb) as x(kind text, id text, name text)
-    where t.actor_kind = x.kind and t.actor_id = x.id and t.name = x.name and t.actor_id = any($2::text[])`,
+    where t.actor_kind = x.kind and t.actor_id = x.id and t.name = x.name
+      and t.actor_kind = any($2::text[]) and t.actor_id = any($3::text[])`,
 )
 /** A timer row a step writes: one of its own, or a durable message to another actor. */
 export interface TimerWrite {
@@ -128,6 +136,8 @@ export interface CommitterOptions {
 }
 
 const json = (rows: unknown[]) => JSON.stringify(rows)
+/** The kinds and the ids of some actors, as two array parameters (see CANCEL_OWN_TIMERS). */
+export const actorKeys = (actors: { kind: string; id: string }[]) => [pgArray([...new Set(actors.map((a) => a.kind))]), pgArray(actors.map((a) => a.id))]
 
 export class Committer {
   private queue: Pending[] = []
@@ -242,9 +252,9 @@ export class Committer {
 
     // 5. Timers: cancellations first (an actor's cancel then schedule of one name leaves it scheduled), then one upsert.
     const ended = liveWrites.filter((w) => w.cancelOwnTimers).map((w) => ({ kind: w.kind, id: w.id }))
-    if (ended.length > 0) sent.push(CANCEL_OWN_TIMERS.rows(tx, [json(ended), `${MESSAGE_NAME_PREFIX}%`, pgArray(ended.map((e) => e.id))]))
+    if (ended.length > 0) sent.push(CANCEL_OWN_TIMERS.rows(tx, [json(ended), `${MESSAGE_NAME_PREFIX}%`, ...actorKeys(ended)]))
     const cancels = liveWrites.flatMap((w) => w.cancels.map((name) => ({ kind: w.kind, id: w.id, name })))
-    if (cancels.length > 0) sent.push(CANCEL_TIMERS.rows(tx, [json(cancels), pgArray(cancels.map((c) => c.id))]))
+    if (cancels.length > 0) sent.push(CANCEL_TIMERS.rows(tx, [json(cancels), ...actorKeys(cancels)]))
     // One row per (actor, name): the last write of a name wins, as successive schedules would.
     const byKey = new Map<string, TimerWrite>()
     for (const w of liveWrites) for (const t of w.timers) byKey.set(timerKey(t.actorKind, t.actorId, t.name), t)

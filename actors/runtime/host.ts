@@ -40,7 +40,7 @@ import { type Actor, type AnyMachineSnapshot, type AnyStateMachine, createActor,
 import type { Clock } from '../../src/clock'
 import type { Db } from '../../src/db/client'
 import { actorSnapshots, shardFences } from '../../src/db/schema'
-import { pgArray, statement } from '../../src/db/statements'
+import { statement } from '../../src/db/statements'
 import type { NewEvent } from '../../src/events/outbox'
 import { cancelActorTimers, DurableScheduler, type TimerRow } from '../../src/scheduler/durable-timers'
 import {
@@ -57,7 +57,7 @@ import {
   type StepResult,
 } from './client'
 import { durableMessage, isCommand, isSpawn, SPAWN_MESSAGE, type CommandMessage, type DurableMessage, type SpawnMessage } from './commands'
-import { type Claim, Committer, type StepWrite } from './committer'
+import { actorKeys, type Claim, Committer, type StepWrite } from './committer'
 import type { ActorKind, BatchWriter, Effects, StepContext } from './kinds'
 import { DEFAULT_SHARD_COUNT, shardOf } from './shards'
 
@@ -112,10 +112,10 @@ const CURRENT_MESSAGE = statement<{ id: string; token: string; due_at: string | 
  * The persisted snapshots of many actors in one read: the actors a poll's batch of
  * fires wakes are rehydrated together (see loadRow) instead of one query each.
  */
-const READ_SNAPSHOTS = statement<{ kind: string; id: string; machine_version: string; snapshot: unknown; status: 'active' | 'done' }>(
+export const READ_SNAPSHOTS = statement<{ kind: string; id: string; machine_version: string; snapshot: unknown; status: 'active' | 'done' }>(
   `select s.kind, s.id, s.machine_version, s.snapshot, s.status from actor_snapshots s
     join jsonb_to_recordset($1::jsonb) as x(kind text, id text) on s.kind = x.kind and s.id = x.id
-    where s.id = any($2::text[])`,
+    where s.kind = any($2::text[]) and s.id = any($3::text[])`,
 )
 
 /** What rehydration needs of an actor's snapshot row. */
@@ -553,7 +553,7 @@ export class ActorHost implements ActorClient {
     this.loads = undefined
     try {
       const wanted = [...loads.values()]
-      const rows = await READ_SNAPSHOTS.rows(this.opts.db, [JSON.stringify(wanted.map(({ kind, id }) => ({ kind, id }))), pgArray(wanted.map((l) => l.id))])
+      const rows = await READ_SNAPSHOTS.rows(this.opts.db, [JSON.stringify(wanted.map(({ kind, id }) => ({ kind, id }))), ...actorKeys(wanted)])
       this.reads.statements++
       this.reads.rows += loads.size
       for (const r of rows) {
