@@ -333,15 +333,15 @@ export function createCallKind(opts: CallKindOptions) {
 }
 
 /**
- * The presence changes of a step, told to the users' presence actors: a start spawns
- * the actor (carrying the change) as presence actors are created lazily; a release
- * needs no spawn, the start it undoes was written by an earlier step.
+ * The presence changes of a step, told to the users' presence actors: a start creates
+ * the actor when there is none (from an input carrying the change), as presence actors
+ * are created lazily; a release needs no spawn, the start it undoes was written by an
+ * earlier step.
  */
 function tellPresence(fx: Effects, changes: CallPresenceChange[]) {
   for (const p of changes) {
     const m = presenceMessages(p.user_id, { type: p.type, call_id: p.call_id }, p.at)
-    if (p.type === 'CALL_STARTED') fx.spawnActor(PRESENCE_KIND, p.user_id, m.input)
-    fx.tell(PRESENCE_KIND, p.user_id, m.event)
+    fx.tell(PRESENCE_KIND, p.user_id, m.event, p.type === 'CALL_STARTED' ? { orSpawn: m.input } : undefined)
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * The actor runtime's durable effects and placement fence (actors/runtime.ts):
- * `fx.write` inside the step's transaction, SpawnOptions timers, `fx.tell` and
- * `fx.spawnActor` as durable timer rows claimed by the target's step, the shard
+ * `fx.write` inside the step's transaction, SpawnOptions timers, `fx.tell` (with
+ * `orSpawn` too) and `fx.spawnActor` as durable timer rows claimed by the target's step, the shard
  * fence (`raiseShardFence`, ActorFenced), and one provided machine per kind shared
  * by every actor of the kind.
  *
@@ -46,6 +46,7 @@ type DfxEvent =
   | { type: 'ADD'; tag: string; write?: WriteMode }
   | { type: 'TELL'; to: string; tag: string }
   | { type: 'SPAWN'; child: string; input: Input; timers?: ScheduleRequest[]; tellTag?: string }
+  | { type: 'TELL_OR_SPAWN'; to: string; tags: string[]; input: Input }
   | { type: 'CLOSE' }
 type Emitted = { type: string; tag: string }
 type Ctx = { id: string; account: string; note?: string; count: number; log: string[] }
@@ -62,6 +63,7 @@ const machine = setup({
     record: (_, _params: { tag: string; mode?: WriteMode }) => {},
     tell: (_, _params: { to: string; tag: string }) => {},
     spawnChild: (_, _params: { child: string; input: Input; timers?: ScheduleRequest[] }) => {},
+    tellOrSpawn: (_, _params: { to: string; tags: string[]; input: Input }) => {},
   },
 }).createMachine({
   id: 'dfx.v1',
@@ -86,6 +88,7 @@ const machine = setup({
             { type: 'tell', params: ({ event }) => ({ to: event.tellTag ? event.child : '', tag: event.tellTag ?? '' }) },
           ],
         },
+        TELL_OR_SPAWN: { actions: { type: 'tellOrSpawn', params: ({ event }) => ({ to: event.to, tags: event.tags, input: event.input }) } },
         CLOSE: 'closed',
       },
     },
@@ -129,6 +132,9 @@ const dfxKind = defineActorKind({
     },
     spawnChild: (_args, params: { child: string; input: Input; timers?: ScheduleRequest[] }) => {
       fx.spawnActor(KIND, params.child, params.input, { timers: params.timers })
+    },
+    tellOrSpawn: (_args, params: { to: string; tags: string[]; input: Input }) => {
+      for (const tag of params.tags) fx.tell(KIND, params.to, { type: 'ADD', tag }, { orSpawn: { ...params.input, note: tag } })
     },
   }),
 })
@@ -483,6 +489,66 @@ describe('fx.spawnActor', () => {
     await host.timers.tick()
     expect(ctxOfRow(await snapshotRow(c))).toMatchObject({ count: 1, log: ['welcome'] })
     expect(await timerRows(c)).toHaveLength(0)
+    await host.close()
+  })
+})
+
+describe('fx.tell with orSpawn', () => {
+  test('to a missing actor: one row; its step creates the actor from the input, without applying the event', async () => {
+    const host = newHost()
+    const a = uid('a')
+    await host.spawn(KIND, a, { id: a, account: uid('acct') })
+    const b = uid('b')
+    const accB = uid('acct')
+    await host.send(KIND, a, { type: 'TELL_OR_SPAWN', to: b, tags: ['first'], input: { id: b, account: accB } })
+    const rows = await timerRows(b)
+    expect(rows.map((r) => r.name.split(':')[0])).toEqual(['$tell'])
+    expect(await host.inspect(KIND, b)).toBeUndefined()
+    await host.timers.tick()
+    expect(ctxOfRow(await snapshotRow(b))).toEqual({ id: b, account: accB, note: 'first', count: 0, log: [] })
+    expect(await eventTags(accB)).toEqual(['dfx.created:created'])
+    expect(await timerRows(b)).toHaveLength(0)
+
+    // Now it exists: the next one is a tell (the input is not used).
+    await host.send(KIND, a, { type: 'TELL_OR_SPAWN', to: b, tags: ['second'], input: { id: b, account: accB } })
+    await host.timers.tick()
+    expect(ctxOfRow(await snapshotRow(b))).toEqual({ id: b, account: accB, note: 'first', count: 1, log: ['second'] })
+    expect(await timerRows(b)).toHaveLength(0)
+    await host.close()
+  })
+
+  test('several to a missing actor, taken together: the first creates it, the others are applied after it, in order', async () => {
+    const log: HostEvent[] = []
+    const host = newHost({ log })
+    const a = uid('a')
+    await host.spawn(KIND, a, { id: a, account: uid('acct') })
+    const b = uid('b')
+    const accB = uid('acct')
+    await host.send(KIND, a, { type: 'TELL_OR_SPAWN', to: b, tags: ['x', 'y', 'z'], input: { id: b, account: accB } })
+    expect(await timerRows(b)).toHaveLength(3)
+    // Another host, where nothing is live, takes the three at once.
+    const other = newHost({ log })
+    await other.timers.tick()
+    expect(ctxOfRow(await snapshotRow(b))).toEqual({ id: b, account: accB, note: 'x', count: 2, log: ['y', 'z'] })
+    expect(await eventTags(accB)).toEqual(['dfx.created:created', 'dfx.added:y', 'dfx.added:z'])
+    expect(await timerRows(b)).toHaveLength(0)
+    expect(log.filter((e) => e.type === 'timer_delivery_failed' || e.type === 'gave_up')).toHaveLength(0)
+    await other.close()
+    await host.close()
+  })
+
+  test('to a finished actor: dropped, the actor stays finished', async () => {
+    const log: HostEvent[] = []
+    const host = newHost({ log })
+    const { a, b, accB } = await spawnPair(host)
+    await host.send(KIND, b, { type: 'CLOSE' })
+    await host.send(KIND, a, { type: 'TELL_OR_SPAWN', to: b, tags: ['late'], input: { id: b, account: accB } })
+    const [row] = await timerRows(b)
+    await host.timers.tick()
+    expect(droppedIds(log)).toContain(row!.id)
+    expect(await snapshotRow(b)).toMatchObject({ status: 'done' })
+    expect(await eventTags(accB)).toEqual(['dfx.created:created', 'dfx.closed:closed'])
+    expect(await timerRows(b)).toHaveLength(0)
     await host.close()
   })
 })

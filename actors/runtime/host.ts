@@ -56,7 +56,18 @@ import {
   type SpawnOptions,
   type StepResult,
 } from './client'
-import { durableMessage, isCommand, isSpawn, SPAWN_MESSAGE, type CommandMessage, type DurableMessage, type SpawnMessage } from './commands'
+import {
+  deliveredEvent,
+  durableMessage,
+  isCommand,
+  isSpawn,
+  isTellOrSpawn,
+  SPAWN_MESSAGE,
+  type CommandMessage,
+  type DurableMessage,
+  type SpawnMessage,
+  type TellOrSpawnMessage,
+} from './commands'
 import { actorKeys, type Claim, Committer, type StepWrite } from './committer'
 import type { ActorKind, BatchWriter, Effects, StepContext } from './kinds'
 import { DEFAULT_SHARD_COUNT, shardOf } from './shards'
@@ -447,7 +458,8 @@ export class ActorHost implements ActorClient {
       schedule: (req) => push({ type: 'schedule', req }),
       cancelTimer: (name) => push({ type: 'cancel', name }),
       write: (fn) => push({ type: 'write', fn }),
-      tell: (k, id, event) => push({ type: 'message', kind: k, id, message: durableMessage.tell(event) }),
+      tell: (k, id, event, opts) =>
+        push({ type: 'message', kind: k, id, message: opts ? durableMessage.tellOrSpawn(event, opts.orSpawn) : durableMessage.tell(event) }),
       spawnActor: (k, id, input, opts) => push({ type: 'message', kind: k, id, message: durableMessage.spawn(input, opts) }),
       batch: (name, item) => {
         const writer = kind.batchWriters?.[name]
@@ -664,13 +676,37 @@ export class ActorHost implements ActorClient {
     try {
       await this.hydrate(e)
     } catch (err) {
+      if (err instanceof ActorNotFound && isTellOrSpawn(event)) return this.spawnFromTell(e, timer, event)
       // A durable message for a finished or missing actor: taken and dropped; a command is still answered.
       if (!(err instanceof ActorDone || err instanceof ActorNotFound)) throw err
       if (err instanceof ActorDone) this.dispose(e)
       return this.drop(e, claim, isCommand(event) ? this.orphanOutcome(e.kind, event) : [])
     }
     e.collected = []
-    this.deliver(e, event)
+    this.deliver(e, deliveredEvent(event))
+    return this.commit(e, { claims: [claim] })
+  }
+
+  /**
+   * A tell-or-spawn to an actor that does not exist: the actor is created from the
+   * message's input (which holds the event's change already) by the step that takes
+   * the message. Should the actor turn out to exist after all, it takes the event.
+   */
+  private async spawnFromTell(e: Entry, fired: TimerRow, m: TellOrSpawnMessage): Promise<StepResult | undefined> {
+    const claim: Claim = { timerId: fired.id, token: fired.token }
+    this.startActor(e, e.kind.machines[0], { input: m.input })
+    const result = await this.commitOrWhyNot(e, { fresh: { timers: [] }, claims: [claim] })
+    if (!('notCommitted' in result)) return result
+    if (result.notCommitted === 'stale') return undefined
+    try {
+      await this.hydrate(e)
+    } catch (err) {
+      if (!(err instanceof ActorDone)) throw err
+      this.dispose(e)
+      return this.drop(e, claim)
+    }
+    e.collected = []
+    this.deliver(e, m.event)
     return this.commit(e, { claims: [claim] })
   }
 
@@ -697,8 +733,8 @@ export class ActorHost implements ActorClient {
           if (err instanceof ActorError) return undefined
           throw err
         }
-        const spawn = fires.findIndex((t) => isSpawn(t.event as EventObject))
-        // A durable spawn ahead of messages to the actor it creates: the spawn alone (its step inserts the actor), then the others together.
+        const spawn = fires.findIndex((t) => isSpawn(t.event as EventObject) || isTellOrSpawn(t.event as EventObject))
+        // A durable spawn (or a tell that spawns) ahead of messages to the actor it creates: that one alone (its step inserts the actor), then the others together.
         if (spawn === 0) {
           await this.runAlone(e, letters[0]!)
           return letters.slice(1)
@@ -729,7 +765,7 @@ export class ActorHost implements ActorClient {
         dropped.push(t.id)
       } else {
         claims.push({ timerId: t.id, token: t.token })
-        this.deliver(e, event)
+        this.deliver(e, deliveredEvent(event))
         applied++
         for (; scanned < e.collected.length; scanned++) {
           const c = e.collected[scanned]!

@@ -17,8 +17,13 @@ export interface Effects {
   cancelTimer(name: string): void
   /** Runs inside the step's transaction, after the snapshot and events: a projection or record change. */
   write(fn: (tx: Db) => Promise<unknown>): void
-  /** A durable message to another actor: delivered (once) after this step committed; dropped if the actor does not exist. */
-  tell(kind: string, id: string, event: EventObject & Record<string, unknown>): void
+  /**
+   * A durable message to another actor: delivered (once) after this step committed;
+   * dropped if the actor does not exist, unless `orSpawn` is given: then the actor is
+   * created from that input, which must already hold what the event changes (one
+   * message where a spawnActor and a tell would be two).
+   */
+  tell(kind: string, id: string, event: EventObject & Record<string, unknown>, opts?: { orSpawn: unknown }): void
   /** Creates another actor durably after this step committed (nothing happens if the id is taken). */
   spawnActor(kind: string, id: string, input: unknown, opts?: SpawnOptions): void
   /**
