@@ -7,7 +7,7 @@
  * in commit order. Resume hands back, after a restart, the first attempts that were
  * pending (rows with no attempt yet), in the same order.
  */
-import { and, asc, eq } from 'drizzle-orm'
+import { asc, eq, sql } from 'drizzle-orm'
 import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
 import { pgArray, selectRowsText, statement } from '../../db/statements'
@@ -139,7 +139,8 @@ export function createDispatcher(deps: {
         .select({ d: webhookDeliveries, body: events.body })
         .from(webhookDeliveries)
         .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
-        .where(and(eq(webhookDeliveries.state, 'pending'), eq(webhookDeliveries.attempts, 0)))
+        // The predicate of webhook_deliveries_fresh_idx written out, so that every plan can use that index.
+        .where(sql`${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.attempts} = 0`)
         .orderBy(asc(webhookDeliveries.eventSeq))
       for (const p of pending) enqueue({ delivery: p.d, body: p.body })
     },

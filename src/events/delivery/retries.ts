@@ -5,7 +5,7 @@
  * endpoint gets no retry. Retries are found from the rows (due `nextAttemptAt`), so
  * they survive a restart, and are not ordered. A dead delivery can be replayed.
  */
-import { and, asc, eq, gt, lte } from 'drizzle-orm'
+import { asc, eq, lte, sql } from 'drizzle-orm'
 import type { Clock } from '../../clock'
 import type { Db } from '../../db/client'
 import { events, webhookDeliveries } from '../../db/schema'
@@ -43,6 +43,20 @@ const RECORD_FAILED = statement(
   from failed f
   on conflict (id) do nothing`,
 )
+
+/** The retries due at `now` (at most RETRY_BATCH), soonest first, with their events' bodies. */
+export function dueRetries(db: Db, now: Date) {
+  return (
+    db
+      .select({ d: webhookDeliveries, body: events.body })
+      .from(webhookDeliveries)
+      .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
+      // The predicate of webhook_deliveries_due_idx written out, so that every plan can use that index.
+      .where(sql`${webhookDeliveries.state} = 'pending' and ${webhookDeliveries.attempts} > 0 and ${lte(webhookDeliveries.nextAttemptAt, now)}`)
+      .orderBy(asc(webhookDeliveries.nextAttemptAt))
+      .limit(RETRY_BATCH)
+  )
+}
 
 export interface Retries {
   /**
@@ -118,13 +132,7 @@ export function createRetries(deps: {
     },
 
     async attemptDue() {
-      const due = await db
-        .select({ d: webhookDeliveries, body: events.body })
-        .from(webhookDeliveries)
-        .innerJoin(events, eq(events.id, webhookDeliveries.eventId))
-        .where(and(eq(webhookDeliveries.state, 'pending'), gt(webhookDeliveries.attempts, 0), lte(webhookDeliveries.nextAttemptAt, clock.now())))
-        .orderBy(asc(webhookDeliveries.nextAttemptAt))
-        .limit(RETRY_BATCH)
+      const due = await dueRetries(db, clock.now())
       for (const r of due) {
         if (deps.inFlight(r.d.id)) continue
         void deps.attempt({ delivery: r.d, body: r.body }).catch((err) => log.error({ err, delivery: r.d.id }, 'retry crashed'))
