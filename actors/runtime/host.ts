@@ -459,7 +459,12 @@ export class ActorHost implements ActorClient {
       cancelTimer: (name) => push({ type: 'cancel', name }),
       write: (fn) => push({ type: 'write', fn }),
       tell: (k, id, event, opts) =>
-        push({ type: 'message', kind: k, id, message: opts ? durableMessage.tellOrSpawn(event, opts.orSpawn) : durableMessage.tell(event) }),
+        push({
+          type: 'message',
+          kind: k,
+          id,
+          message: opts?.orSpawn !== undefined ? durableMessage.tellOrSpawn(event, opts.orSpawn) : durableMessage.tell(event),
+        }),
       spawnActor: (k, id, input, opts) => push({ type: 'message', kind: k, id, message: durableMessage.spawn(input, opts) }),
       batch: (name, item) => {
         const writer = kind.batchWriters?.[name]
