@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { mac } from './device-fixtures'
 import { until } from './support/polling'
 import { freshDataDir } from './support/data-dir'
-import { freePort, scratchPostgres } from './support/scratch-postgres'
+import { freeSipPort, scratchPostgres } from './support/scratch-postgres'
 import { sipTemporaryFolder } from './support/sip-phones'
 import { callApi, sampleAccount } from './support/service'
 import { type ServiceProcess, startServiceProcess } from './support/service-process'
@@ -87,7 +87,7 @@ for (const [signal, status] of [
   test.skipIf(!sipp || !sox)(
     `${signal} of the media process mid-call: ${signal === 'SIGKILL' ? 'after the restart the call ends failed' : 'both phones get a BYE, the call ends completed'}, with every event once`,
     async () => {
-      const settings = { ...(await store()), VOICE_ADMIN_TOKEN: ADMIN, WEBHOOK_ALLOW_PRIVATE_TARGETS: '1', SIP_PORT: String(await freePort()) }
+      const settings = { ...(await store()), VOICE_ADMIN_TOKEN: ADMIN, WEBHOOK_ALLOW_PRIVATE_TARGETS: '1', SIP_PORT: String(await freeSipPort()) }
       const sipPort = Number(settings.SIP_PORT)
       const first = await startServiceProcess(settings)
       running.add(first)
@@ -120,7 +120,7 @@ for (const [signal, status] of [
       const auth = (a: { username: string; password: string }) => `[authentication username=${a.username} password=${a.password}]`
 
       // The callee's phone registers, then answers on that port; the caller calls and talks until a BYE that never comes.
-      const calleePort = await freePort()
+      const calleePort = await freeSipPort()
       const registered = sippRun(
         sipPort,
         'register.xml',
@@ -129,7 +129,7 @@ for (const [signal, status] of [
       )
       expect(await registered.exited).toBe(0)
       await until('the callee available', async () => (await api(first, 'GET', `/v1/users/${callee.user}/presence`, c)).body.status === 'available')
-      const calleePhone = sippRun(sipPort, 'answer.xml', ['unused'], ['-p', String(calleePort), '-mi', '127.0.0.1', '-mp', String(await freePort())])
+      const calleePhone = sippRun(sipPort, 'answer.xml', ['unused'], ['-p', String(calleePort), '-mi', '127.0.0.1', '-mp', String(await freeSipPort())])
       await Bun.sleep(300)
       const callerPhone = sippRun(
         sipPort,
@@ -137,11 +137,11 @@ for (const [signal, status] of [
         [caller.account.username, caller.account.domain, callee.ext, auth(caller.account)],
         [
           '-p',
-          String(await freePort()),
+          String(await freeSipPort()),
           '-mi',
           '127.0.0.1',
           '-mp',
-          String(await freePort()),
+          String(await freeSipPort()),
           '-rtp_echo',
           '-auth_uri',
           `${callee.ext}@${caller.account.domain}`,

@@ -4,6 +4,7 @@
  * database `test` with other files. Without DATABASE_URL there is nothing to do.
  */
 import { randomBytes } from 'node:crypto'
+import { createSocket } from 'node:dgram'
 import { createServer } from 'node:net'
 import postgres from 'postgres'
 
@@ -44,6 +45,24 @@ export function collectOutput(stream: ReadableStream<Uint8Array>, sink: { text: 
 }
 
 /** A TCP port free on 127.0.0.1 right now, for a child process to listen on. */
+/**
+ * A port free for both TCP and UDP on 127.0.0.1 (a SIP server or a SIP phone binds both,
+ * or UDP alone): freePort checks TCP only, and a UDP socket of an earlier test (a phone
+ * not yet reaped, an RTP port) could hold the same number. Tries a few, then gives up.
+ */
+export async function freeSipPort(): Promise<number> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const port = await freePort()
+    const free = await new Promise<boolean>((resolve) => {
+      const udp = createSocket('udp4')
+      udp.once('error', () => resolve(false))
+      udp.bind(port, '127.0.0.1', () => udp.close(() => resolve(true)))
+    })
+    if (free) return port
+  }
+  throw new Error('no port free for both TCP and UDP in 20 tries')
+}
+
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer()
