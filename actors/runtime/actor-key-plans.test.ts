@@ -14,10 +14,10 @@
 import { afterAll, beforeAll, expect, test } from 'bun:test'
 import { sql } from 'drizzle-orm'
 import { openDatabase, type Database } from '../../src/db/client'
-import { statement } from '../../src/db/statements'
 import { MESSAGE_NAME_PREFIX } from '../../src/scheduler/durable-timers'
 import { actorKeys, CANCEL_OWN_TIMERS, CANCEL_TIMERS } from './committer'
 import { READ_SNAPSHOTS } from './host'
+import { planJson } from '../../test/support/query-plans'
 
 let database: Database
 const run = Math.random().toString(36).slice(2, 10)
@@ -53,8 +53,7 @@ afterAll(async () => {
 
 /** The relations a plan reads by sequential scan. */
 async function seqScans(text: string, params: string[]): Promise<string[]> {
-  const [row] = await statement<Record<string, unknown>>(`explain (format json) ${text}`).rows(database.db, params)
-  const plan = JSON.stringify(Object.values(row!)[0])
+  const plan = await planJson(database.db, text, params)
   return [...plan.matchAll(/"Node Type":\s*"Seq Scan"[^}]*?"Relation Name":\s*"(\w+)"/g)].map((m) => m[1]!)
 }
 

@@ -45,6 +45,18 @@ export function collectOutput(stream: ReadableStream<Uint8Array>, sink: { text: 
 }
 
 /** A TCP port free on 127.0.0.1 right now, for a child process to listen on. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.unref()
+    srv.on('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number }
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
 /**
  * A port free for both TCP and UDP on 127.0.0.1 (a SIP server or a SIP phone binds both,
  * or UDP alone): freePort checks TCP only, and a UDP socket of an earlier test (a phone
@@ -61,16 +73,4 @@ export async function freeSipPort(): Promise<number> {
     if (free) return port
   }
   throw new Error('no port free for both TCP and UDP in 20 tries')
-}
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.unref()
-    srv.on('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as { port: number }
-      srv.close(() => resolve(port))
-    })
-  })
 }

@@ -10,11 +10,11 @@ import { eq, sql } from 'drizzle-orm'
 import { manualClock } from '../../clock'
 import type { Database } from '../../db/client'
 import { webhookAttempts, webhookDeliveries } from '../../db/schema'
-import { statement } from '../../db/statements'
 import type { Health } from './health'
 import { createRetries, dueRetries, failureReason, MAX_RETRIES, type FailedResult } from './retries'
 import { clearDeliveryTables, insertDelivery, insertEndpoint, insertPlatform, openTestDatabase, recordingLogger, settle } from './test-fixtures'
 import type { EndpointRow, Job } from './types'
+import { planJson } from '../../../test/support/query-plans'
 
 const INTERVAL_MS = 60_000
 const clock = manualClock()
@@ -274,8 +274,7 @@ describe('the retry poll', () => {
     await database.db.execute(sql`analyze webhook_deliveries`)
     await database.db.execute(sql`analyze events`)
     const q = dueRetries(database.db, new Date(now.getTime() + INTERVAL_MS)).toSQL()
-    const [row] = await statement<Record<string, unknown>>(`explain (analyze, buffers, format json) ${q.sql}`).rows(database.db, q.params as string[])
-    const plan = JSON.stringify(Object.values(row!)[0])
+    const plan = await planJson(database.db, q.sql, q.params as string[], 'analyze, buffers')
     // The top node's counts include its children's. With one index of every pending row, the poll
     // visited the pages of the delivered rows (222 blocks here).
     const blocks = ['Hit', 'Read'].map((k) => Number(plan.match(new RegExp(`Shared ${k} Blocks\\W+(\\d+)`))?.[1] ?? 0))
