@@ -128,9 +128,9 @@ export class ComponentRegistry {
   }
 
   /** `schema` with every part that is a named schema (itself too, unless `keepRoot`) replaced by its `$ref`. */
-  refer(schema: unknown, keepRoot = false): any {
+  refer(schema: unknown, keepRoot = false): unknown {
     if (Array.isArray(schema)) return schema.map((s) => this.refer(s))
-    if (typeof schema !== 'object' || schema === null) return schema
+    if (!isSchemaObject(schema)) return schema
     if (!keepRoot && isObjectLike(schema)) {
       const name = this.nameOf(schema)
       if (name) return ref(name)
@@ -142,8 +142,8 @@ export class ComponentRegistry {
    * A body's schema as a `$ref`: its own name when src/schemas exports it, else
    * `fallback` (registered on first use). Non-object bodies (raw audio) stay inline.
    */
-  body(schema: any, fallback: () => string): any {
-    if (!schema || typeof schema !== 'object' || schema.$ref) return schema
+  body(schema: unknown, fallback: () => string): unknown {
+    if (!isSchemaObject(schema) || schema.$ref) return schema
     const known = this.nameOf(schema)
     if (known) return ref(known)
     if (schema.type !== 'object' && !schema.anyOf && !schema.oneOf && !schema.allOf) return schema
@@ -176,18 +176,22 @@ export class ComponentRegistry {
  * FaxDirection) and would lend that name to every field that merely has the
  * same values.
  */
-function isObjectLike(schema: any): boolean {
+function isObjectLike(schema: SchemaObject): boolean {
   if (schema.type === 'object') return true
   const members = schema.anyOf ?? schema.oneOf
-  return Array.isArray(members) && members.some((m: any) => m?.type === 'object')
+  return Array.isArray(members) && members.some((m) => isSchemaObject(m) && m.type === 'object')
 }
+
+/** A JSON Schema node as this module reads it: an object whose keywords are unknown until looked at. */
+type SchemaObject = { type?: unknown; anyOf?: unknown; oneOf?: unknown; allOf?: unknown; $ref?: unknown; [keyword: string]: unknown }
+const isSchemaObject = (node: unknown): node is SchemaObject => typeof node === 'object' && node !== null && !Array.isArray(node)
 
 /**
  * `Record(String, Unknown)` as served: an object of any fields
  * (`additionalProperties: true`) rather than `patternProperties` with an empty
  * schema, which says the same to a validator and nothing to a reader or renderer.
  */
-function openRecords(schema: unknown): any {
+function openRecords(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(openRecords)
   if (typeof schema !== 'object' || schema === null) return schema
   const out: Record<string, unknown> = {}
