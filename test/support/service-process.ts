@@ -54,15 +54,23 @@ export interface ServiceProcess {
   kill(): Promise<void>
 }
 
-/** Starts `bun src/main.ts [args]` with these settings on a free loopback port; resolves once /readyz answers 200. */
-export async function startServiceProcess(settings: Record<string, string>, args: string[] = [], readyWithinMs = 45_000): Promise<ServiceProcess> {
+/**
+ * Starts `bun src/main.ts [args]` (or `command [args]`) with these settings on a free
+ * loopback port; resolves once /readyz answers 200.
+ */
+export async function startServiceProcess(
+  settings: Record<string, string>,
+  args: string[] = [],
+  readyWithinMs = 45_000,
+  command: string[] = [process.execPath, 'src/main.ts'],
+): Promise<ServiceProcess> {
   const port = await freePort()
   const env: Record<string, string> = {}
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !SERVICE_SETTINGS.includes(k)) env[k] = v
   // Processes on one PostgreSQL database share its master key; on a DATA_DIR of their own, its key file.
   const key = settings.DATABASE_URL && !('VOICE_MASTER_KEY' in settings) ? { VOICE_MASTER_KEY: TEST_MASTER_KEY } : {}
   Object.assign(env, { HOST: '127.0.0.1', SIP_PORT: '0', RATE_LIMIT_PER_SECOND: '0', LOG_LEVEL: 'warn', ...key, ...settings, PORT: String(port) })
-  const proc = Bun.spawn([process.execPath, 'src/main.ts', ...args], { cwd: ROOT, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
+  const proc = Bun.spawn([...command, ...args], { cwd: ROOT, env, stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' })
   const url = `http://127.0.0.1:${port}`
   const log = { text: '' }
   collectOutput(proc.stdout, log)
