@@ -3,6 +3,7 @@
  */
 import { ConfigError, loadConfig } from './config'
 import { DataDirInUse } from './db/embedded-postgres'
+import { watchNpmParent } from './npm-parent'
 import { startService } from './server'
 
 let config: ReturnType<typeof loadConfig>
@@ -46,12 +47,12 @@ if (generated.test || generated.live) {
 service.log.info({ port, database: service.database.kind, roles: config.roles, baseUrl: config.baseUrl }, 'service listening')
 
 let stopping = false
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.on(signal, async () => {
-    if (stopping) return
-    stopping = true
-    service.log.info({ signal }, 'stopping')
-    await service.stop()
-    process.exit(0)
-  })
+async function stop(why: Record<string, unknown>) {
+  if (stopping) return
+  stopping = true
+  service.log.info(why, 'stopping')
+  await service.stop()
+  process.exit(0)
 }
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => stop({ signal }))
+watchNpmParent(process.env, (parentWas, parentNow) => stop({ reason: 'npm, which started the service, is gone', parentWas, parentNow }))
