@@ -6,7 +6,7 @@
 import { createHmac, randomUUID } from 'node:crypto'
 import type { Bus } from '../src/bus/bus'
 import type { Clock } from '../src/clock'
-import type { SipTrunkOutbound } from '../src/config'
+import { portUnavailable, type SipTrunkOutbound } from '../src/config'
 import type { Db } from '../src/db/client'
 import type { Logger } from '../src/logger'
 import { forgetMediaNode, MEDIA_HEARTBEAT_MS, mediaHeartbeat } from '../src/services/calls/media-watchdog'
@@ -111,6 +111,8 @@ export async function startMediaRole(o: MediaRoleOptions): Promise<MediaRole> {
       BYE: (request) => b2bua?.handlers.BYE(request) ?? { status: 481 },
       REFER: (request) => b2bua?.handlers.REFER(request) ?? { status: 481 },
     }),
+  }).catch((e) => {
+    throw portUnavailable({ port: 'SIP_PORT', host: 'SIP_HOST' }, o.sipHost, o.sipPort, e) ?? e
   })
   // This process's heartbeat: its calls are failed by a worker's watchdog when it stops (src/services/calls/media-watchdog.ts).
   const node = `media-${randomUUID()}`

@@ -91,6 +91,24 @@ export const DEFAULT_DATABASE_POOL_SIZE = 8
 
 export class ConfigError extends Error {}
 
+/**
+ * A listening socket that could not be opened, as the setting to change: a port
+ * taken by another program, one below 1024 without the privilege, or a host address
+ * this machine does not have. Anything else: undefined (the error stands as it is).
+ */
+export function portUnavailable(settings: { port: string; host: string }, host: string, port: number, err: unknown): ConfigError | undefined {
+  switch ((err as { code?: unknown } | null)?.code) {
+    case 'EADDRINUSE':
+      return new ConfigError(`${settings.port} ${port} on ${host} is in use by another program: stop it, or choose another ${settings.port}`)
+    case 'EACCES':
+      return new ConfigError(`${settings.port} ${port} on ${host} needs a privilege this process lacks (ports below 1024): choose a port from 1024 up`)
+    case 'EADDRNOTAVAIL':
+      return new ConfigError(`${settings.host} ${host} is not an address of this machine`)
+    default:
+      return undefined
+  }
+}
+
 /** Where live calls to the PSTN are sent, and the digest credentials the carrier may challenge for. */
 export interface SipTrunkOutbound {
   address: string

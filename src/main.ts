@@ -33,7 +33,18 @@ try {
   }
   throw e
 }
-const port = service.listen()
+let port: number
+try {
+  port = service.listen()
+} catch (e) {
+  // Nothing answers yet: stop what did start (the embedded PostgreSQL server among it) before saying why.
+  await service.stop().catch(() => {})
+  if (e instanceof ConfigError) {
+    console.error(`configuration error: ${e.message}`)
+    process.exit(2)
+  }
+  throw e
+}
 const { generated } = service.bootstrap
 if (generated.test || generated.live) {
   // Printed once: only the hashes are stored, so this is the only time they can be shown.

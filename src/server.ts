@@ -6,7 +6,7 @@
 import { createHmac } from 'node:crypto'
 import { loadKeyRing } from './auth/secrets-at-rest'
 import { systemClock, type Clock } from './clock'
-import type { Config } from './config'
+import { type Config, portUnavailable } from './config'
 import { openDatabase, type Database } from './db/client'
 import { lockDataDir } from './db/data-dir-lock'
 import { createLogger, type Logger } from './logger'
@@ -83,7 +83,6 @@ export interface ServiceOptions {
 export async function startService(config: Config, opts: ServiceOptions = {}): Promise<Service> {
   const log = opts.log ?? createLogger(config.logLevel)
   const clock = opts.clock ?? systemClock(config.clockSpeed)
-  let ready = false
   // The embedded data folder belongs to this process: a second one fails here, naming the holder.
   const dataDirLock = config.databaseUrl ? undefined : await lockDataDir(config.dataDir)
   const database = await openDatabase({
@@ -96,15 +95,29 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
     dataDirLock?.release()
     throw e
   })
+  try {
+    return await startOnDatabase(config, opts, { log, clock, database, dataDirLock })
+  } catch (e) {
+    // A part that could not start (SIP_PORT taken, a wrong master key, a failed
+    // migration): the database is closed, the embedded server with it, and DATA_DIR
+    // given up, so that no process outlives the failed start.
+    await database.close().catch(() => {})
+    dataDirLock?.release()
+    throw e
+  }
+}
+
+async function startOnDatabase(
+  config: Config,
+  opts: ServiceOptions,
+  { log, clock, database, dataDirLock }: { log: Logger; clock: Clock; database: Database; dataDirLock?: { release(): void } },
+): Promise<Service> {
+  let ready = false
   await database.migrate()
   // The service's own server: the whole pool is this process's (an operator's server may be shared by many).
   if (database.embedded) await database.warm()
   // Secrets at rest (src/auth/): a wrong master key stops the start before anything is read or written.
-  const keys = await loadKeyRing(config, database.db, log).catch(async (e) => {
-    await database.close()
-    dataDirLock?.release()
-    throw e
-  })
+  const keys = await loadKeyRing(config, database.db, log)
   const secrets = await loadSecrets(database.db, keys.ring)
   const bootstrap = await ensureBootstrapPlatform(database.db, clock, {
     testKey: config.testKey,
@@ -281,7 +294,11 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
     media,
     listen() {
       // The gateway refuses bodies over MAX_BODY_BYTES with a JSON 413; this hard limit only stops runaway streams.
-      app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 4 * MAX_BODY_BYTES })
+      try {
+        app.listen({ port: config.port, hostname: config.host, maxRequestBodySize: 4 * MAX_BODY_BYTES })
+      } catch (e) {
+        throw portUnavailable({ port: 'PORT', host: 'HOST' }, config.host, config.port, e) ?? e
+      }
       listening = true
       const port = app.server!.port!
       if (config.baseUrlFollowsPort) config.baseUrl = `http://localhost:${port}`

@@ -9,9 +9,11 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test'
 import type { Subprocess } from 'bun'
 import { createHash, randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { sql } from 'drizzle-orm'
 import { openDatabase } from '../src/db/client'
+import { LOCK_FILE } from '../src/db/data-dir-lock'
 import { SERVICE_SETTINGS } from './support/service-process'
 import { freshDataDir } from './support/data-dir'
 import postgres from 'postgres'
@@ -389,6 +391,36 @@ describe('bad configuration stops the process with a readable message', () => {
       expect(r.stderr).not.toMatch(/^\s+at /m) // a message, not a stack trace
       expect(r.stderr).not.toContain(':secret@') // a URL's password is not echoed
     })
+  }
+
+  // Another program holds the port: the start stops with the setting to change, and
+  // leaves nothing running behind it (before, a stack trace, and the embedded
+  // PostgreSQL server it had started kept running).
+  for (const setting of ['PORT', 'SIP_PORT'] as const) {
+    test(
+      `${setting} taken by another program`,
+      async () => {
+        const port = await freePort()
+        const holder =
+          setting === 'PORT' ? Bun.listen({ hostname: '127.0.0.1', port, socket: { data() {} } }) : await Bun.udpSocket({ hostname: '127.0.0.1', port })
+        const release = () => ('stop' in holder ? holder.stop(true) : holder.close())
+        const d = freshDataDir('port-taken')
+        try {
+          const ports: Record<string, string> = setting === 'PORT' ? { PORT: String(port) } : { PORT: String(await freePort()), SIP_PORT: String(port) }
+          const r = await run(['src/main.ts'], { DATA_DIR: d.dataDir, ...ports }, 60_000)
+          expect(r.code).toBe(2)
+          expect(r.stderr).toContain(`configuration error: ${setting} ${port} on 127.0.0.1 is in use by another program`)
+          expect(r.stderr).not.toMatch(/^\s+at /m)
+          // Its embedded server stopped with it, and DATA_DIR is free again.
+          expect(existsSync(join(d.dataDir, 'postgres', 'postmaster.pid'))).toBe(false)
+          expect(existsSync(join(d.dataDir, LOCK_FILE))).toBe(false)
+        } finally {
+          release()
+          await d.dispose()
+        }
+      },
+      SLOW,
+    )
   }
 
   test('--role with an unknown role', async () => {
