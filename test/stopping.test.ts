@@ -18,6 +18,7 @@ import { afterAll, describe, expect, test } from 'bun:test'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { LOCK_FILE } from '../src/db/data-dir-lock'
+import { processAlive } from '../src/db/embedded-postgres'
 import { type DataDir, freshDataDir } from './support/data-dir'
 import { ADMIN_TOKEN } from './support/service'
 import { startServiceProcess } from './support/service-process'
@@ -36,19 +37,11 @@ const npm = Bun.which('npm')
 
 const dirs: DataDir[] = []
 const services: number[] = []
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
 afterAll(async () => {
   // A service the signal did not reach (the failure this file is about): gone before its folder's server is stopped.
   for (const pid of services) {
-    if (alive(pid)) process.kill(pid, 'SIGKILL')
-    for (let i = 0; i < 100 && alive(pid); i++) await Bun.sleep(50)
+    if (processAlive(pid)) process.kill(pid, 'SIGKILL')
+    for (let i = 0; i < 100 && processAlive(pid); i++) await Bun.sleep(50)
   }
   for (const d of dirs) await d.dispose().catch(() => {})
 }, SLOW)

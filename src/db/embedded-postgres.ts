@@ -84,7 +84,8 @@ export async function binaries(): Promise<Binaries> {
   }
 }
 
-const alive = (pid: number) => {
+/** Whether a process of this pid exists (one of another user's counts). */
+export const processAlive = (pid: number) => {
   try {
     process.kill(pid, 0)
     return true
@@ -190,8 +191,8 @@ export async function startEmbeddedPostgres(dataDirIn: string, opts: { attach?: 
   mkdirSync(dataDir, { recursive: true })
 
   const owner = readPid(lockFile)
-  if (owner !== undefined && owner !== process.pid && alive(owner)) {
-    if (opts.attach && alive(readPid(join(pgdata, 'postmaster.pid')) ?? -1)) return { connection, stop: async () => {} }
+  if (owner !== undefined && owner !== process.pid && processAlive(owner)) {
+    if (opts.attach && processAlive(readPid(join(pgdata, 'postmaster.pid')) ?? -1)) return { connection, stop: async () => {} }
     throw new DataDirInUse(dataDir, owner)
   }
   writeFileSync(lockFile, `${process.pid}\n`)
@@ -222,11 +223,11 @@ export async function startEmbeddedPostgres(dataDirIn: string, opts: { attach?: 
 
     let server: { pid: number; started: boolean }
     const running = readPid(join(pgdata, 'postmaster.pid'))
-    if (running !== undefined && alive(running)) {
+    if (running !== undefined && processAlive(running)) {
       // Left running by a service that was killed: adopt it.
       opts.log?.(`adopting the embedded PostgreSQL server left running (pid ${running})`)
       server = { pid: running, started: false }
-      await ready(connection, () => (alive(running) ? undefined : 'it exited'))
+      await ready(connection, () => (processAlive(running) ? undefined : 'it exited'))
     } else {
       const args = [
         '-D',
@@ -273,7 +274,7 @@ export async function startEmbeddedPostgres(dataDirIn: string, opts: { attach?: 
           process.kill(server.pid, 'SIGINT')
         } catch {}
         const deadline = Date.now() + 30_000
-        while (alive(server.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+        while (processAlive(server.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
         release()
       },
     }
@@ -290,11 +291,11 @@ export async function startEmbeddedPostgres(dataDirIn: string, opts: { attach?: 
 export async function stopOrphanedServer(dataDirIn: string): Promise<boolean> {
   const dataDir = resolve(dataDirIn)
   const owner = readPid(join(dataDir, 'service.pid'))
-  if (owner !== undefined && owner !== process.pid && alive(owner)) return false
+  if (owner !== undefined && owner !== process.pid && processAlive(owner)) return false
   const pid = readPid(join(dataDir, 'postgres', 'postmaster.pid'))
-  if (pid === undefined || !alive(pid)) return false
+  if (pid === undefined || !processAlive(pid)) return false
   process.kill(pid, 'SIGINT')
   const deadline = Date.now() + 30_000
-  while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
+  while (processAlive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
   return true
 }
